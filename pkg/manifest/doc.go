@@ -1,0 +1,14 @@
+// Package manifest finds and rewrites container images in streams of
+// Kubernetes manifests, YAML or JSON, keeping every other byte as it was.
+//
+// A [Rewriter] splits a stream into documents on their "---" and "..."
+// markers, skips cheaply the documents that cannot hold an image (no
+// substring "image", or a CustomResourceDefinition), parses the others with
+// yaml.v3, finds their image fields with a [Finder], maps each value with a
+// [rewrite.Mapper], and splices the new values into the original bytes in
+// their original quoting style. Documents are processed on all cores and
+// written in input order; memory holds a few documents at a time.
+//
+// The same finder and mapper serve kyaml pipelines through
+// [Rewriter.Filter], a kio.Filter that edits RNodes in place.
+package manifest

@@ -1,0 +1,47 @@
+package rewrite
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Location is where an image occurs: the input, the line, the object and the
+// field path inside it.
+type Location struct {
+	File      string `json:"file"`
+	Line      int    `json:"line,omitempty"`
+	Kind      string `json:"kind,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name,omitempty"`
+	// Field is the path of the field in the object,
+	// "spec.template.spec.containers[0].image".
+	Field string `json:"field,omitempty"`
+	// Origin says where the image came from when it is not an image field of
+	// a manifest, for example "annotation" for a chart's helm.sh/images.
+	Origin string `json:"origin,omitempty"`
+}
+
+// Object is "Kind namespace/name" (or less, as far as known).
+func (l Location) Object() string {
+	id := l.Name
+	if l.Namespace != "" {
+		id = l.Namespace + "/" + l.Name
+	}
+	return joinNonEmpty(" ", l.Kind, id)
+}
+
+// String formats the location as "file:line: Kind ns/name: field".
+func (l Location) String() string {
+	var b strings.Builder
+	b.WriteString(l.File)
+	if l.Line > 0 {
+		fmt.Fprintf(&b, ":%d", l.Line)
+	}
+	if o := l.Object(); o != "" {
+		b.WriteString(": " + o)
+	}
+	if l.Field != "" {
+		b.WriteString(": " + l.Field)
+	}
+	return b.String()
+}

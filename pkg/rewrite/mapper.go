@@ -1,0 +1,151 @@
+package rewrite
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+)
+
+// Action says what the mapping did to an image.
+type Action string
+
+const (
+	// Rewritten: the image moves to the target registry.
+	Rewritten Action = "rewritten"
+	// Excluded: an exclusion matched; the image stays as written.
+	Excluded Action = "excluded"
+	// InTarget: the image already is in the target registry; it stays as
+	// written, which makes rewriting idempotent.
+	InTarget Action = "in-target"
+)
+
+// Mapping is the result of mapping one image reference.
+type Mapping struct {
+	// Source is the reference as written, parsed.
+	Source Ref
+	// Target is where the image lives for the cluster: in the private
+	// registry when Action is Rewritten, otherwise Source itself.
+	Target Ref
+	Action Action
+}
+
+// Mapper maps image references to the target registry. It is immutable and
+// safe for concurrent use.
+type Mapper struct {
+	host, prefix string
+	style        PathStyle
+	excludes     []exclusion
+}
+
+// NewMapper builds a Mapper from the registry, path style and exclusions of c.
+func NewMapper(c Config) (*Mapper, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	host, prefix, _ := splitRegistry(c.registry())
+	m := &Mapper{host: normalizeHost(host), prefix: prefix, style: c.pathStyle()}
+	for _, e := range c.Exclude {
+		ex, _ := parseExclude(e) // validated above
+		m.excludes = append(m.excludes, ex)
+	}
+	return m, nil
+}
+
+// Map parses value and computes its target. The returned error is an
+// *InvalidReferenceError for values that are not image references.
+func (m *Mapper) Map(value string) (Mapping, error) {
+	src, err := ParseRef(value)
+	if err != nil {
+		return Mapping{}, err
+	}
+	return m.MapRef(src)
+}
+
+// MapRef computes the target of a parsed reference.
+func (m *Mapper) MapRef(src Ref) (Mapping, error) {
+	if src.Registry == m.host {
+		return Mapping{Source: src, Target: src, Action: InTarget}, nil
+	}
+	for _, ex := range m.excludes {
+		if ex.matches(src) {
+			return Mapping{Source: src, Target: src, Action: Excluded}, nil
+		}
+	}
+	path := src.Repository
+	if m.style == PathStyleNest {
+		path = pathSafeHost(src.Registry) + "/" + path
+	}
+	if m.prefix != "" {
+		path = m.prefix + "/" + path
+	}
+	if _, err := name.NewRepository(m.host + "/" + path); err != nil {
+		return Mapping{}, &InvalidReferenceError{Value: src.String(), Reason: fmt.Sprintf("target repository %s/%s: %v", m.host, path, err)}
+	}
+	target := Ref{Registry: m.host, Repository: path, Tag: src.Tag, Digest: src.Digest}
+	return Mapping{Source: src, Target: target, Action: Rewritten}, nil
+}
+
+// Registry is the target registry host (with port).
+func (m *Mapper) Registry() string { return m.host }
+
+// normalizeHost lower-cases a registry host and spells Docker Hub "docker.io".
+func normalizeHost(h string) string {
+	h = strings.ToLower(h)
+	if h == name.DefaultRegistry {
+		return dockerHub
+	}
+	return h
+}
+
+// pathSafeHost turns a registry host into a repository path component:
+// "registry.example.com:8443" -> "registry.example.com_8443".
+func pathSafeHost(h string) string {
+	return strings.ReplaceAll(strings.ToLower(h), ":", "_")
+}
+
+// exclusion matches a registry host, or a repository and everything below it.
+type exclusion struct {
+	host string // set for a host exclusion
+	// repos are repository prefixes, "docker.io/library/busybox". A Docker
+	// Hub prefix of one component ("busybox", "docker.io/bitnami") is
+	// ambiguous between an official image and a namespace, and matches both.
+	repos []string
+}
+
+func parseExclude(s string) (exclusion, error) {
+	s = strings.TrimSuffix(strings.TrimSpace(s), "/")
+	if s == "" {
+		return exclusion{}, fmt.Errorf("empty exclusion")
+	}
+	if !strings.Contains(s, "/") && (s == "localhost" || strings.ContainsAny(s, ".:")) {
+		if _, err := name.NewRegistry(s, name.StrictValidation); err != nil {
+			return exclusion{}, fmt.Errorf("%q: %v", s, err)
+		}
+		return exclusion{host: normalizeHost(s)}, nil
+	}
+	r, err := name.NewRepository(s)
+	if err != nil {
+		return exclusion{}, fmt.Errorf("%q: want a registry host or a repository prefix: %v", s, err)
+	}
+	host := normalizeHost(r.RegistryStr())
+	ex := exclusion{repos: []string{host + "/" + r.RepositoryStr()}}
+	if host == dockerHub && !strings.Contains(s, "library/") && !strings.Contains(strings.TrimPrefix(r.RepositoryStr(), "library/"), "/") {
+		// RepositoryStr added "library/"; the namespace reading drops it.
+		ex.repos = append(ex.repos, host+"/"+strings.TrimPrefix(r.RepositoryStr(), "library/"))
+	}
+	return ex, nil
+}
+
+func (e exclusion) matches(r Ref) bool {
+	if e.host != "" {
+		return r.Registry == e.host
+	}
+	n := r.RepositoryName()
+	for _, p := range e.repos {
+		if n == p || strings.HasPrefix(n, p+"/") {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,188 @@
+package rewrite
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+const dig = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+func TestMap(t *testing.T) {
+	tests := []struct {
+		name   string
+		config Config
+		in     string
+		target string // value written into the manifest
+		source string // qualified source, as listed
+		action Action
+	}{
+		{name: "official image without tag", in: "nginx", target: "sea.hub:5000/library/nginx", source: "docker.io/library/nginx:latest", action: Rewritten},
+		{name: "official image with tag", in: "nginx:1.25", target: "sea.hub:5000/library/nginx:1.25", source: "docker.io/library/nginx:1.25", action: Rewritten},
+		{name: "docker hub user image", in: "bitnami/redis:7.2", target: "sea.hub:5000/bitnami/redis:7.2", source: "docker.io/bitnami/redis:7.2", action: Rewritten},
+		{name: "docker.io spelled out", in: "docker.io/nginx:1.25", target: "sea.hub:5000/library/nginx:1.25", source: "docker.io/library/nginx:1.25", action: Rewritten},
+		{name: "index.docker.io", in: "index.docker.io/library/nginx:1.25", target: "sea.hub:5000/library/nginx:1.25", source: "docker.io/library/nginx:1.25", action: Rewritten},
+		{name: "registry.k8s.io", in: "registry.k8s.io/pause:3.9", target: "sea.hub:5000/pause:3.9", source: "registry.k8s.io/pause:3.9", action: Rewritten},
+		{name: "ghcr.io", in: "ghcr.io/kyverno/kyverno:v1.5.1", target: "sea.hub:5000/kyverno/kyverno:v1.5.1", source: "ghcr.io/kyverno/kyverno:v1.5.1", action: Rewritten},
+		{name: "port, deep path, tag and digest", in: "registry.example.com:8443/x/y/z:2.0@" + dig, target: "sea.hub:5000/x/y/z:2.0@" + dig, source: "registry.example.com:8443/x/y/z:2.0@" + dig, action: Rewritten},
+		{name: "digest only", in: "quay.io/a/b@" + dig, target: "sea.hub:5000/a/b@" + dig, source: "quay.io/a/b@" + dig, action: Rewritten},
+		{name: "localhost with port", in: "localhost:5000/foo/bar:1", target: "sea.hub:5000/foo/bar:1", source: "localhost:5000/foo/bar:1", action: Rewritten},
+		{name: "already in target", in: "sea.hub:5000/library/nginx:1.25", target: "sea.hub:5000/library/nginx:1.25", source: "sea.hub:5000/library/nginx:1.25", action: InTarget},
+		{name: "registry with prefix", config: Config{Registry: "sea.hub:5000/prefix"}, in: "nginx", target: "sea.hub:5000/prefix/library/nginx", source: "docker.io/library/nginx:latest", action: Rewritten},
+		{name: "other registry", config: Config{Registry: "harbor.local"}, in: "quay.io/team/app:1", target: "harbor.local/team/app:1", source: "quay.io/team/app:1", action: Rewritten},
+		{name: "nest style", config: Config{PathStyle: PathStyleNest}, in: "quay.io/team/app:1", target: "sea.hub:5000/quay.io/team/app:1", source: "quay.io/team/app:1", action: Rewritten},
+		{name: "nest style docker hub", config: Config{PathStyle: PathStyleNest}, in: "nginx", target: "sea.hub:5000/docker.io/library/nginx", source: "docker.io/library/nginx:latest", action: Rewritten},
+		{name: "nest style port made path-safe", config: Config{PathStyle: PathStyleNest}, in: "registry.example.com:8443/x:1", target: "sea.hub:5000/registry.example.com_8443/x:1", source: "registry.example.com:8443/x:1", action: Rewritten},
+		{name: "exclude host", config: Config{Exclude: []string{"quay.io"}}, in: "quay.io/team/app:1", target: "quay.io/team/app:1", source: "quay.io/team/app:1", action: Excluded},
+		{name: "exclude repository prefix", config: Config{Exclude: []string{"docker.io/library/busybox"}}, in: "busybox:1.36", target: "docker.io/library/busybox:1.36", source: "docker.io/library/busybox:1.36", action: Excluded},
+		{name: "exclude prefix is component-wise", config: Config{Exclude: []string{"docker.io/library/busy"}}, in: "busybox:1.36", target: "sea.hub:5000/library/busybox:1.36", source: "docker.io/library/busybox:1.36", action: Rewritten},
+		{name: "exclude namespace", config: Config{Exclude: []string{"docker.io/bitnami"}}, in: "bitnami/redis:7.2", target: "docker.io/bitnami/redis:7.2", source: "docker.io/bitnami/redis:7.2", action: Excluded},
+		{name: "exclude docker hub by bare name", config: Config{Exclude: []string{"busybox"}}, in: "docker.io/library/busybox", target: "docker.io/library/busybox", source: "docker.io/library/busybox:latest", action: Excluded},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := NewMapper(tt.config)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := m.Map(tt.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Action != tt.action {
+				t.Errorf("action = %s, want %s", got.Action, tt.action)
+			}
+			if got.Action == Rewritten {
+				if s := got.Target.String(); s != tt.target {
+					t.Errorf("target = %s, want %s", s, tt.target)
+				}
+			} else if got.Target != got.Source {
+				t.Errorf("unchanged image has target %v != source %v", got.Target, got.Source)
+			}
+			if s := got.Source.Qualified(); s != tt.source {
+				t.Errorf("source = %s, want %s", s, tt.source)
+			}
+			// Idempotency: mapping the target again leaves it alone.
+			if got.Action == Rewritten {
+				again, err := m.Map(got.Target.String())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if again.Action != InTarget || again.Target.String() != got.Target.String() {
+					t.Errorf("remapping %s: %s %s", got.Target, again.Action, again.Target)
+				}
+			}
+		})
+	}
+}
+
+func TestMapInvalid(t *testing.T) {
+	m, err := NewMapper(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ in, want string }{
+		{"", "empty image reference"},
+		{"Nginx:1.25", "repository can only contain"},
+		{"{{ .Values.image }}", "render the chart"},
+		{"nginx:", "tag"},
+		{" nginx", "white space"},
+		{"nginx@sha256:abc", "digest"},
+		{"a@b@c", "exactly one"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			_, err := m.Map(tt.in)
+			var ie *InvalidReferenceError
+			if !errors.As(err, &ie) {
+				t.Fatalf("Map(%q) error = %v, want InvalidReferenceError", tt.in, err)
+			}
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q does not contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		c    Config
+		want string
+	}{
+		{"scheme in registry", Config{Registry: "https://sea.hub:5000"}, "registry"},
+		{"bad path style", Config{PathStyle: "flat"}, "pathStyle"},
+		{"bad kind", Config{Kind: "Other"}, "kind"},
+		{"bad apiVersion", Config{APIVersion: "v1"}, "apiVersion"},
+		{"empty exclusion", Config{Exclude: []string{""}}, "exclude[0]"},
+		{"image field without kind", Config{ImageFields: []ImageField{{Path: "spec.image"}}}, "imageFields[0].kind"},
+		{"image field bad path", Config{ImageFields: []ImageField{{Kind: "X", Path: "spec..image"}}}, "imageFields[0].path"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.c.Validate()
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Validate() = %v, want error mentioning %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestLoadConfig(t *testing.T) {
+	c, err := LoadConfig([]byte(`apiVersion: rehost.dev/v1alpha1
+kind: RewriteConfig
+metadata:
+  name: rehost
+  annotations:
+    config.kubernetes.io/function: '{exec: {path: rehost}}'
+registry: sea.hub:5000
+pathStyle: strip
+exclude: [sea.hub:5000, docker.io/library/busybox]
+imageFields:
+- {group: monitoring.coreos.com, kind: Prometheus, path: spec.image}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Registry != "sea.hub:5000" || len(c.Exclude) != 2 || len(c.ImageFields) != 1 || c.Metadata.Name != "rehost" {
+		t.Errorf("unexpected config %+v", c)
+	}
+	_, err = LoadConfig([]byte("registry: x.io\nregistyr: y.io\n"))
+	if err == nil || !strings.Contains(err.Error(), "registyr") {
+		t.Errorf("unknown field: err = %v, want it named", err)
+	}
+}
+
+func TestCollision(t *testing.T) {
+	m, _ := NewMapper(Config{})
+	var s ImageSet
+	add := func(v, file string) error {
+		mp, err := m.Map(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Add(Occurrence{Mapping: mp, Location: Location{File: file, Line: 3}})
+	}
+	if err := add("docker.io/team/app:1", "a.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	if err := add("team/app:2", "b.yaml"); err != nil {
+		t.Fatalf("same source repository, other tag: %v", err)
+	}
+	if err := add("sea.hub:5000/team/app:1", "c.yaml"); err != nil {
+		t.Fatalf("image already in target is no collision: %v", err)
+	}
+	err := add("quay.io/team/app:1", "d.yaml")
+	var ce *CollisionError
+	if !errors.As(err, &ce) {
+		t.Fatalf("err = %v, want collision", err)
+	}
+	for _, want := range []string{"docker.io/team/app", "a.yaml:3", "quay.io/team/app", "d.yaml:3", "sea.hub:5000/team/app"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("collision error %q does not name %q", err, want)
+		}
+	}
+	if got := s.Sources(); strings.Join(got, ",") != "docker.io/team/app:1,docker.io/team/app:2,sea.hub:5000/team/app:1" {
+		t.Errorf("Sources() = %v", got)
+	}
+}

@@ -1,0 +1,80 @@
+package rewrite
+
+import (
+	"sort"
+)
+
+// Occurrence is one place an image was found, with its mapping.
+type Occurrence struct {
+	Mapping
+	Location Location
+}
+
+// Image is one unique source image with its target and every place it occurs.
+type Image struct {
+	// Source is the fully qualified original, "docker.io/library/nginx:1.25".
+	Source string `json:"source"`
+	// Target is the fully qualified reference the cluster pulls.
+	Target      string     `json:"target"`
+	Action      Action     `json:"action"`
+	Occurrences []Location `json:"occurrences"`
+}
+
+// ImageSet collects mapped images. Its zero value is ready to use. It is not
+// safe for concurrent use.
+type ImageSet struct {
+	images map[string]*Image
+	// owner remembers, per target repository, the first source repository
+	// mapped there, to detect collisions.
+	owner map[string]Occurrence
+}
+
+// Add records an occurrence. It returns a *CollisionError, and records
+// nothing, when o's source repository maps to a target repository that
+// another source repository already maps to.
+func (s *ImageSet) Add(o Occurrence) error {
+	if s.images == nil {
+		s.images = map[string]*Image{}
+		s.owner = map[string]Occurrence{}
+	}
+	if o.Action == Rewritten {
+		target := o.Target.RepositoryName()
+		if first, ok := s.owner[target]; !ok {
+			s.owner[target] = o
+		} else if first.Source.RepositoryName() != o.Source.RepositoryName() {
+			return &CollisionError{Target: target, First: first, Second: o}
+		}
+	}
+	key := o.Source.Qualified()
+	img, ok := s.images[key]
+	if !ok {
+		img = &Image{Source: key, Target: o.Target.Qualified(), Action: o.Action}
+		s.images[key] = img
+	}
+	img.Occurrences = append(img.Occurrences, o.Location)
+	return nil
+}
+
+// Len is the number of unique source images.
+func (s *ImageSet) Len() int { return len(s.images) }
+
+// Images returns the unique images sorted by source.
+func (s *ImageSet) Images() []Image {
+	out := make([]Image, 0, len(s.images))
+	for _, img := range s.images {
+		out = append(out, *img)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Source < out[j].Source })
+	return out
+}
+
+// Sources returns the sorted, unique, fully qualified source images: the
+// content of a sealer imageList file.
+func (s *ImageSet) Sources() []string {
+	imgs := s.Images()
+	out := make([]string, len(imgs))
+	for i, img := range imgs {
+		out[i] = img.Source
+	}
+	return out
+}
