@@ -91,11 +91,11 @@ func (f *Finder) Find(node *yaml.Node) []Field {
 }
 
 type walker struct {
-	f      *Finder
-	path   []string // segments: keys, and "[i]" for list items
-	obj    Field    // Kind, Namespace, Name of the current object
-	out    []Field
-	seen   map[*yaml.Node]bool // alias targets already searched
+	f    *Finder
+	path []string // segments: keys, and "[i]" for list items
+	obj  Field    // Kind, Namespace, Name of the current object
+	out  []Field
+	seen map[*yaml.Node]bool // alias targets already searched
 }
 
 func (w *walker) push(seg ...string) { w.path = append(w.path, seg...) }
