@@ -329,3 +329,17 @@ func describe(n *yaml.Node) string {
 	}
 	return "got " + n.Tag
 }
+
+// Add maps an image that was found outside a manifest (a chart's
+// helm.sh/images annotation, an image list file) and adds it to the image
+// set, as if it had been found at loc.
+func (rw *Rewriter) Add(value string, loc rewrite.Location) error {
+	m, err := rw.mapper.Map(value)
+	if err != nil {
+		return &Error{Location: loc, Err: err}
+	}
+	return rw.set.Add(rewrite.Occurrence{Mapping: m, Location: loc})
+}
+
+// Mapper returns the Rewriter's mapper.
+func (rw *Rewriter) Mapper() *rewrite.Mapper { return rw.mapper }

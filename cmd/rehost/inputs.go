@@ -1,0 +1,44 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/rehost/rehost/pkg/manifest"
+)
+
+// stream is one manifest stream to rewrite: a file, stdin, or a rendered
+// chart template.
+type stream struct {
+	name string // for errors and reports
+	rel  string // output path under --output-dir
+	path string // the file to replace with --in-place; "" when it is not a file
+	open func() (io.ReadCloser, error)
+}
+
+// openStreams expands the inputs into streams.
+func openStreams(inputs []manifest.Input, s streams) ([]stream, error) {
+	var out []stream
+	for _, in := range inputs {
+		switch {
+		case in.Path == "-":
+			out = append(out, stream{name: in.Name(), rel: in.Rel, open: func() (io.ReadCloser, error) { return io.NopCloser(s.in), nil }})
+		case in.Chart:
+			return nil, fmt.Errorf("%s: Helm charts are not supported yet", in.Path)
+		default:
+			out = append(out, stream{name: in.Name(), rel: in.Rel, path: in.Path, open: func() (io.ReadCloser, error) { return os.Open(in.Path) }})
+		}
+	}
+	return out, nil
+}
+
+// rewriteStream rewrites one stream into w (nil: only collect images).
+func rewriteStream(rw *manifest.Rewriter, st stream, w io.Writer) error {
+	r, err := st.open()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return rw.Rewrite(w, r, st.name)
+}

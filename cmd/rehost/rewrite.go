@@ -1,0 +1,165 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/rehost/rehost/internal/output"
+	"github.com/rehost/rehost/pkg/manifest"
+	"github.com/spf13/cobra"
+)
+
+func newRewriteCmd(s streams) *cobra.Command {
+	var (
+		mf        mappingFlags
+		outputDir string
+		inPlace   bool
+		imageList string
+	)
+	cmd := &cobra.Command{
+		Use:   "rewrite [PATH ...]",
+		Short: "Rewrite images in manifests to the private registry",
+		Long: `Rewrite every Pod-spec image in the given manifests to the private registry and
+write the result to stdout. Everything but the rewritten image values is kept
+byte for byte: comments, key order, quoting, JSON stays JSON.
+
+PATH is a file, a directory (walked recursively for *.yaml, *.yml, *.json in
+lexical order) or - for stdin; no PATH reads stdin, so rehost works as a Helm
+post-renderer. On any error nothing is written to stdout, --output-dir or the
+input files.`,
+		Example: `  # Rewrite a directory of manifests and apply them.
+  rehost rewrite manifests/ | kubectl apply -f -
+
+  # As a filter behind helm template, to another registry.
+  helm template my-app charts/my-app | rehost rewrite --registry harbor.local:8443/mirror
+
+  # As a Helm post-renderer.
+  helm install my-app charts/my-app --post-renderer rehost --post-renderer-args rewrite
+
+  # Write the rewritten files to out/ and the image list for sealer.
+  rehost rewrite manifests/ --output-dir out/ --image-list imageList`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if outputDir != "" && inPlace {
+				return errors.New("--output-dir and --in-place exclude each other")
+			}
+			rw, err := mf.newRewriter(cmd, s)
+			if err != nil {
+				return err
+			}
+			inputs, err := manifest.ExpandPaths(args)
+			if err != nil {
+				return err
+			}
+			sts, err := openStreams(inputs, s)
+			if err != nil {
+				return err
+			}
+			var files output.Staged
+			defer files.Abort()
+			var stdout output.Spool
+			defer stdout.Discard()
+			switch {
+			case inPlace:
+				err = rewriteInPlace(rw, sts, &files)
+			case outputDir != "":
+				err = rewriteToDir(rw, sts, outputDir, &files)
+			default:
+				err = rewriteJoined(rw, sts, &stdout)
+			}
+			if err != nil {
+				return err
+			}
+			if imageList != "" {
+				if err := writeImageList(&files, imageList, rw.Sources()); err != nil {
+					return err
+				}
+			}
+			if err := files.Commit(); err != nil {
+				return err
+			}
+			return stdout.Commit(s.out)
+		},
+	}
+	mf.register(cmd)
+	cmd.Flags().StringVar(&outputDir, "output-dir", "", "write one file per input file under `DIR`, at the same relative path")
+	cmd.Flags().BoolVar(&inPlace, "in-place", false, "replace the input files (atomically, only when every input succeeded)")
+	cmd.Flags().StringVar(&imageList, "image-list", "", "also write the original images, one per line, to `FILE`")
+	return cmd
+}
+
+// rewriteJoined writes every stream, joined into one YAML stream, to w.
+func rewriteJoined(rw *manifest.Rewriter, sts []stream, w io.Writer) error {
+	j := manifest.NewJoinWriter(w)
+	for _, st := range sts {
+		j.Next()
+		if err := rewriteStream(rw, st, j); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func rewriteInPlace(rw *manifest.Rewriter, sts []stream, files *output.Staged) error {
+	for _, st := range sts {
+		if st.path == "" {
+			return fmt.Errorf("--in-place: %s is not a file", st.name)
+		}
+		info, err := os.Stat(st.path)
+		if err != nil {
+			return err
+		}
+		if err := rewriteToFile(rw, st, files, st.path, info.Mode().Perm()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func rewriteToDir(rw *manifest.Rewriter, sts []stream, dir string, files *output.Staged) error {
+	parent := filepath.Dir(filepath.Clean(dir))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+	stage, err := os.MkdirTemp(parent, ".rehost-stage-*")
+	if err != nil {
+		return err
+	}
+	files.Dir = stage
+	for _, st := range sts {
+		rel := filepath.Clean(st.rel)
+		if strings.HasPrefix(rel, "..") || filepath.IsAbs(rel) {
+			return fmt.Errorf("%s: output path %s is outside --output-dir", st.name, st.rel)
+		}
+		if err := rewriteToFile(rw, st, files, filepath.Join(dir, rel), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func rewriteToFile(rw *manifest.Rewriter, st stream, files *output.Staged, dest string, mode os.FileMode) error {
+	f, err := files.Create(dest, mode)
+	if err != nil {
+		return err
+	}
+	err = rewriteStream(rw, st, f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func writeImageList(files *output.Staged, path string, images []string) error {
+	f, err := files.Create(path, 0o644)
+	if err != nil {
+		return err
+	}
+	for _, img := range images {
+		fmt.Fprintln(f, img)
+	}
+	return f.Close()
+}

@@ -1,0 +1,103 @@
+package manifest
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Stdin is the name of standard input in errors and reports.
+const Stdin = "<stdin>"
+
+// Input is one stream to read: a manifest file, standard input, or a Helm
+// chart (directory or packaged .tgz) to render.
+type Input struct {
+	// Path is the file or chart path; "-" for standard input.
+	Path string
+	// Rel is Path relative to the argument it was found under (the base name
+	// for a file argument): the path of its output under --output-dir.
+	Rel string
+	// Chart marks a Helm chart directory or packaged chart.
+	Chart bool
+}
+
+// Name is the input's name in errors and reports.
+func (in Input) Name() string {
+	if in.Path == "-" {
+		return Stdin
+	}
+	return in.Path
+}
+
+// manifestExts are the file extensions read when walking a directory.
+var manifestExts = map[string]bool{".yaml": true, ".yml": true, ".json": true}
+
+// ExpandPaths turns command-line paths into inputs: "-" (or no path at all)
+// is standard input; a file is itself; a directory is walked recursively in
+// lexical order for *.yaml, *.yml and *.json files, except that a directory
+// holding a Chart.yaml is a chart (its templates are never read as
+// manifests) and a *.tgz file is a packaged chart.
+func ExpandPaths(paths []string) ([]Input, error) {
+	if len(paths) == 0 {
+		return []Input{{Path: "-", Rel: "stdin.yaml"}}, nil
+	}
+	var out []Input
+	for _, p := range paths {
+		if p == "-" {
+			out = append(out, Input{Path: "-", Rel: "stdin.yaml"})
+			continue
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			out = append(out, Input{Path: p, Rel: filepath.Base(p), Chart: isPackagedChart(p)})
+			continue
+		}
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(p, path)
+			if d.IsDir() {
+				if path != p && strings.HasPrefix(d.Name(), ".") {
+					return filepath.SkipDir
+				}
+				if isChartDir(path) {
+					if rel == "." {
+						rel = filepath.Base(filepath.Clean(p))
+					}
+					out = append(out, Input{Path: path, Rel: rel, Chart: true})
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			switch {
+			case manifestExts[strings.ToLower(filepath.Ext(path))]:
+				out = append(out, Input{Path: path, Rel: rel})
+			case isPackagedChart(path):
+				out = append(out, Input{Path: path, Rel: rel, Chart: true})
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no manifests (*.yaml, *.yml, *.json) or charts found in %s", strings.Join(paths, ", "))
+	}
+	return out, nil
+}
+
+func isChartDir(dir string) bool {
+	st, err := os.Stat(filepath.Join(dir, "Chart.yaml"))
+	return err == nil && !st.IsDir()
+}
+
+func isPackagedChart(path string) bool {
+	return strings.HasSuffix(path, ".tgz") || strings.HasSuffix(path, ".tar.gz")
+}
