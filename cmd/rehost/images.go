@@ -13,6 +13,7 @@ import (
 func newImagesCmd(s streams) *cobra.Command {
 	var (
 		mf     mappingFlags
+		hf     helmFlags
 		format string
 	)
 	cmd := &cobra.Command{
@@ -46,7 +47,7 @@ PATH is as for "rehost rewrite".`,
 			if err != nil {
 				return err
 			}
-			sts, err := openStreams(inputs, s)
+			sts, err := openStreams(inputs, &hf, rw, s)
 			if err != nil {
 				return err
 			}
@@ -59,6 +60,7 @@ PATH is as for "rehost rewrite".`,
 		},
 	}
 	mf.register(cmd)
+	hf.register(cmd)
 	cmd.Flags().StringVarP(&format, "output", "o", "text", "output format: text, json or mapping")
 	return cmd
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"os"
 
@@ -17,15 +16,19 @@ type stream struct {
 	open func() (io.ReadCloser, error)
 }
 
-// openStreams expands the inputs into streams.
-func openStreams(inputs []manifest.Input, s streams) ([]stream, error) {
+// openStreams expands the inputs into streams; charts are rendered.
+func openStreams(inputs []manifest.Input, hf *helmFlags, rw *manifest.Rewriter, s streams) ([]stream, error) {
 	var out []stream
 	for _, in := range inputs {
 		switch {
 		case in.Path == "-":
 			out = append(out, stream{name: in.Name(), rel: in.Rel, open: func() (io.ReadCloser, error) { return io.NopCloser(s.in), nil }})
 		case in.Chart:
-			return nil, fmt.Errorf("%s: Helm charts are not supported yet", in.Path)
+			charts, err := chartStreams(in, hf, rw, s)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, charts...)
 		default:
 			out = append(out, stream{name: in.Name(), rel: in.Rel, path: in.Path, open: func() (io.ReadCloser, error) { return os.Open(in.Path) }})
 		}

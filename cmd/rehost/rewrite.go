@@ -16,6 +16,7 @@ import (
 func newRewriteCmd(s streams) *cobra.Command {
 	var (
 		mf        mappingFlags
+		hf        helmFlags
 		outputDir string
 		inPlace   bool
 		imageList string
@@ -54,7 +55,7 @@ input files.`,
 			if err != nil {
 				return err
 			}
-			sts, err := openStreams(inputs, s)
+			sts, err := openStreams(inputs, &hf, rw, s)
 			if err != nil {
 				return err
 			}
@@ -85,6 +86,7 @@ input files.`,
 		},
 	}
 	mf.register(cmd)
+	hf.register(cmd)
 	cmd.Flags().StringVar(&outputDir, "output-dir", "", "write one file per input file under `DIR`, at the same relative path")
 	cmd.Flags().BoolVar(&inPlace, "in-place", false, "replace the input files (atomically, only when every input succeeded)")
 	cmd.Flags().StringVar(&imageList, "image-list", "", "also write the original images, one per line, to `FILE`")

@@ -33,6 +33,8 @@ function, and as a Go library.`,
 		newRewriteCmd(s),
 		newImagesCmd(s),
 		newVersionCmd(s),
+		newFnCmd(s),
+		newMirrorCmd(s),
 	)
 	return root
 }
