@@ -1,0 +1,37 @@
+# rehost — make targets. Run `make help` for the list.
+GO      ?= go
+GOTEST  ?= $(GO) test
+BIN     ?= bin
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+LDFLAGS := -s -w -X main.version=$(VERSION)
+
+.PHONY: help build test e2e lint fuzz bench bench-data bench-peers clean
+
+help: ## list targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+build: ## build bin/rehost and bin/rehost-helm
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
+
+test: ## all tests with the race detector (end-to-end tests skip when helm/kustomize/registry are missing, except in CI)
+	$(GOTEST) -race -timeout 40m ./...
+
+e2e: ## only the end-to-end tests (real helm, kustomize and registry binaries on PATH)
+	$(GOTEST) -count=1 -timeout 30m ./test/e2e/...
+
+lint: ## gofmt and go vet
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+fuzz: ## a short run of every fuzz target
+	$(GO) test -run '^$$' -fuzz FuzzRewrite -fuzztime 30s ./pkg/manifest
+
+bench-data: ## generate the benchmark corpus under testdata/bench (git-ignored)
+	$(GO) run ./internal/benchdata -out testdata/bench
+
+bench: bench-data ## Go benchmarks and the side-by-side comparison with peers
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./pkg/... | tee $(BIN)/bench.txt
+	./scripts/bench-peers.sh
+
+clean: ## remove build output
+	rm -rf $(BIN)
