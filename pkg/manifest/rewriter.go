@@ -226,6 +226,7 @@ func (rw *Rewriter) mapFields(fields []Field, where func(Field) rewrite.Location
 			}
 			continue
 		}
+		loc.Value = f.Node.Value
 		res.occ = append(res.occ, rewrite.Occurrence{Mapping: m, Location: loc})
 		if m.Action == rewrite.Rewritten {
 			edits = append(edits, edit{node: f.Node, value: m.Target.String()})
@@ -338,6 +339,7 @@ func (rw *Rewriter) Add(value string, loc rewrite.Location) error {
 	if err != nil {
 		return &Error{Location: loc, Err: err}
 	}
+	loc.Value = value
 	return rw.set.Add(rewrite.Occurrence{Mapping: m, Location: loc})
 }
 

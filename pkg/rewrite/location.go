@@ -16,6 +16,8 @@ type Location struct {
 	// Field is the path of the field in the object,
 	// "spec.template.spec.containers[0].image".
 	Field string `json:"field,omitempty"`
+	// Value is the image reference as written at this place.
+	Value string `json:"value,omitempty"`
 	// Origin says where the image came from when it is not an image field of
 	// a manifest, for example "annotation" for a chart's helm.sh/images.
 	Origin string `json:"origin,omitempty"`
