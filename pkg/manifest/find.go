@@ -257,17 +257,22 @@ func (w *walker) configured(n *yaml.Node, p rewrite.FieldPath) {
 	}
 }
 
-// dedup drops fields found twice (a configured path that repeats a built-in
-// one, an anchor used twice).
+// dedup drops fields found twice at the same path (a configured path that
+// repeats a built-in one). An anchored value used at several paths stays a
+// field at each of them.
 func (w *walker) dedup() []Field {
 	if len(w.out) < 2 {
 		return w.out
 	}
-	seen := make(map[*yaml.Node]bool, len(w.out))
+	type key struct {
+		node *yaml.Node
+		path string
+	}
+	seen := make(map[key]bool, len(w.out))
 	out := w.out[:0]
 	for _, f := range w.out {
-		if !seen[f.Node] {
-			seen[f.Node] = true
+		if k := (key{f.Node, f.Path}); !seen[k] {
+			seen[k] = true
 			out = append(out, f)
 		}
 	}
