@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -73,6 +74,21 @@ type Config struct {
 	// SkipInvalid turns invalid image references into warnings and leaves
 	// their values untouched.
 	SkipInvalid bool `yaml:"skipInvalid,omitempty" json:"skipInvalid,omitempty"`
+	// ImageList, when set, makes the KRM function (rehost fn) add or update
+	// a ConfigMap that carries the image list. Off by default; the other
+	// commands ignore it.
+	ImageList *ImageListConfig `yaml:"imageList,omitempty" json:"imageList,omitempty"`
+}
+
+// ImageListConfig says where the KRM function puts the image list: a
+// ConfigMap named ConfigMapName, whose data.imageList holds the sorted
+// unique fully qualified source images, one per line (a sealer imageList).
+//
+//	imageList:
+//	  configMapName: rehost-images
+type ImageListConfig struct {
+	// ConfigMapName is the name of the ConfigMap, a DNS subdomain name.
+	ConfigMapName string `yaml:"configMapName" json:"configMapName"`
 }
 
 // LoadConfig decodes a RewriteConfig document. Unknown fields are an error
@@ -117,6 +133,15 @@ func (c Config) Validate() error {
 		}
 		if _, err := ParseFieldPath(f.Path); err != nil {
 			return &ConfigError{Field: fmt.Sprintf("imageFields[%d].path", i), Reason: err.Error()}
+		}
+	}
+	if c.ImageList != nil {
+		n := c.ImageList.ConfigMapName
+		if n == "" {
+			return &ConfigError{Field: "imageList.configMapName", Reason: "required"}
+		}
+		if errs := validation.IsDNS1123Subdomain(n); len(errs) > 0 {
+			return &ConfigError{Field: "imageList.configMapName", Reason: fmt.Sprintf("%q: %s", n, strings.Join(errs, "; "))}
 		}
 	}
 	return nil
