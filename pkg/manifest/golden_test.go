@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -120,9 +121,9 @@ func checkGolden(t *testing.T, path string, got []byte) {
 }
 
 // assertOnlyImagesChanged checks that out is in with exactly the rewritten
-// image values replaced by their targets: same lines, and each line that
-// differs becomes, when its occurrences' values are replaced by their
-// mapped targets, the output line.
+// image values replaced by their targets: the same lines, and each line that
+// differs becomes the output line when the values at its occurrences'
+// columns are replaced by their mapped targets.
 func assertOnlyImagesChanged(t *testing.T, m *rewrite.Mapper, in, out []byte, images []rewrite.Image, file string) {
 	t.Helper()
 	byLine := map[int][]rewrite.Location{}
@@ -145,28 +146,62 @@ func assertOnlyImagesChanged(t *testing.T, m *rewrite.Mapper, in, out []byte, im
 		if inLines[i] == outLines[i] {
 			continue
 		}
-		locs := byLine[i+1]
-		if len(locs) == 0 {
-			// A block scalar's value sits on the line after its node's line.
-			locs = byLine[i]
-		}
-		// Several fields may share a value (an anchor): replace each
-		// distinct value once, everywhere on the line.
-		want := inLines[i]
-		done := map[string]bool{}
-		for _, l := range locs {
-			if done[l.Value] {
-				continue
+		want, ok := replaceAtColumns(t, m, inLines[i], byLine[i+1])
+		if !ok && len(byLine[i]) > 0 {
+			// A block scalar's value sits on the line after its header.
+			want = inLines[i]
+			for _, l := range byLine[i] {
+				mp, _ := m.Map(l.Value)
+				want = strings.Replace(want, l.Value, mp.Target.String(), 1)
 			}
-			done[l.Value] = true
-			mp, err := m.Map(l.Value)
-			if err != nil {
-				t.Fatal(err)
-			}
-			want = strings.ReplaceAll(want, l.Value, mp.Target.String())
 		}
 		if want != outLines[i] {
 			t.Errorf("line %d changed beyond its image values:\n in: %q\nout: %q\nwant %q", i+1, inLines[i], outLines[i], want)
 		}
 	}
+}
+
+// replaceAtColumns replaces, right to left, the value of each location on
+// the line at its column (after its tag, anchor and opening quote). Each
+// distinct column is replaced once (an anchor reached by several paths).
+func replaceAtColumns(t *testing.T, m *rewrite.Mapper, line string, locs []rewrite.Location) (string, bool) {
+	if len(locs) == 0 {
+		return line, false
+	}
+	sort.Slice(locs, func(i, j int) bool { return locs[i].Column > locs[j].Column })
+	runes := []rune(line)
+	if strings.HasPrefix(line, "\ufeff") {
+		runes = runes[1:]
+	}
+	done := map[int]bool{}
+	for _, l := range locs {
+		if done[l.Column] {
+			continue
+		}
+		done[l.Column] = true
+		start := l.Column - 1
+		if start > len(runes) {
+			return line, false
+		}
+		rest := string(runes[start:])
+		for strings.HasPrefix(rest, "!") || strings.HasPrefix(rest, "&") {
+			_, after, _ := strings.Cut(rest, " ")
+			rest = strings.TrimLeft(after, " ")
+		}
+		rest = strings.TrimLeft(rest, `"'`)
+		if !strings.HasPrefix(rest, l.Value) {
+			return line, false
+		}
+		mp, err := m.Map(l.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prefix := string(runes[:len(runes)-len([]rune(rest))])
+		runes = []rune(prefix + mp.Target.String() + rest[len(l.Value):])
+	}
+	out := string(runes)
+	if strings.HasPrefix(line, "\ufeff") {
+		out = "\ufeff" + out
+	}
+	return out, true
 }

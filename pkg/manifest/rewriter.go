@@ -191,7 +191,7 @@ func (rw *Rewriter) process(d document, name string) result {
 		return result{}
 	}
 	res, edits := rw.mapFields(fields, func(f Field) rewrite.Location {
-		return rewrite.Location{File: name, Line: d.line + f.Node.Line - 1, Kind: f.Kind, Namespace: f.Namespace, Name: f.Name, Field: f.Path}
+		return rewrite.Location{File: name, Line: d.line + f.Node.Line - 1, Column: f.Node.Column, Kind: f.Kind, Namespace: f.Namespace, Name: f.Name, Field: f.Path}
 	})
 	if len(edits) > 0 && len(res.errs) == 0 {
 		out, err := splice(d.data, edits)

@@ -10,6 +10,9 @@ import (
 type Location struct {
 	File      string `json:"file"`
 	Line      int    `json:"line,omitempty"`
+	// Column is the 1-based column, in characters, where the value starts
+	// (its opening quote, tag or anchor included).
+	Column    int    `json:"column,omitempty"`
 	Kind      string `json:"kind,omitempty"`
 	Namespace string `json:"namespace,omitempty"`
 	Name      string `json:"name,omitempty"`
