@@ -1,8 +1,45 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"github.com/rehost/rehost/pkg/krmfn"
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework/command"
+)
 
-// newFnCmd is the KRM function command (issue 4).
-func newFnCmd(s streams) *cobra.Command {
-	return &cobra.Command{Use: "fn", Short: "Run as a KRM function (not yet implemented)", Hidden: true}
+// newFnCmd is the KRM function: kyaml's function command around
+// krmfn.Processor. Errors are printed once, by main.
+func newFnCmd(streams) *cobra.Command {
+	cmd := command.Build(krmfn.Processor{}, command.StandaloneEnabled, true)
+	cmd.Use = "fn [CONFIG [FILE...]]"
+	cmd.Short = "Run as a KRM function (kustomize transformers, kpt, kustomize fn run)"
+	cmd.Long = `Run as a KRM function: read a ResourceList on stdin, rewrite the images of its
+items and write the ResourceList, with results, on stdout. Exit non-zero, with
+the error results on stderr, on any error (invalid image, collision, bad config).
+
+The functionConfig is a RewriteConfig (apiVersion rehost.dev/v1alpha1, the same
+schema as --config) or a ConfigMap whose data holds registry, pathStyle,
+exclude (comma-separated), skipInvalid and imageList. With
+imageList: {configMapName: NAME} the function also adds (or updates) the
+ConfigMap NAME holding the sorted image list under data.imageList.
+
+Given files, it runs standalone: CONFIG is the functionConfig, FILE... (or - for
+stdin) the resources, and the rewritten resources are printed unwrapped.`
+	cmd.Example = `  # As a kustomize transformer (kustomization.yaml: transformers: [rehost.yaml]):
+  cat rehost.yaml
+  apiVersion: rehost.dev/v1alpha1
+  kind: RewriteConfig
+  metadata:
+    name: rehost
+    annotations:
+      config.kubernetes.io/function: |
+        exec: {path: /usr/local/bin/rehost, args: [fn]}
+  registry: sea.hub:5000
+  kustomize build --enable-alpha-plugins --enable-exec .
+
+  # On a ResourceList:
+  kustomize cfg cat --wrap-kind ResourceList manifests/ | rehost fn
+
+  # Standalone, on files:
+  rehost fn rehost.yaml deployment.yaml`
+	return cmd
 }

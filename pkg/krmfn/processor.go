@@ -1,0 +1,211 @@
+package krmfn
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+
+	"github.com/rehost/rehost/pkg/manifest"
+	"github.com/rehost/rehost/pkg/rewrite"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// Result tags set on info results of rewritten images.
+const (
+	// TagSource holds the fully qualified source image.
+	TagSource = "source"
+	// TagTarget holds the fully qualified target image.
+	TagTarget = "target"
+)
+
+// Processor is the rehost KRM function, a framework.ResourceListProcessor.
+// Its zero value is ready to use.
+//
+//	err := framework.Execute(krmfn.Processor{}, nil) // stdin -> stdout
+type Processor struct{}
+
+var _ framework.ResourceListProcessor = Processor{}
+
+// Process rewrites the images of rl.Items in place as configured by
+// rl.FunctionConfig and appends its results to rl.Results. When any result
+// is an error it returns those error results (a framework.Results) as its
+// error; rl.Items are then not to be used.
+func (Processor) Process(rl *framework.ResourceList) error {
+	cfg, err := ParseFunctionConfig(rl.FunctionConfig)
+	if err != nil {
+		return fail(rl, framework.Results{{Message: err.Error(), Severity: framework.Error, ResourceRef: ref(rl.FunctionConfig)}})
+	}
+	var warnings []error
+	rw, err := manifest.New(cfg, manifest.WithWarnings(func(err error) { warnings = append(warnings, err) }))
+	if err != nil {
+		return fail(rl, framework.Results{{Message: err.Error(), Severity: framework.Error, ResourceRef: ref(rl.FunctionConfig)}})
+	}
+
+	filter := rw.Filter()
+	seen := occurrenceCursor{}
+	var errs framework.Results
+	for _, item := range rl.Items {
+		warnings = warnings[:0]
+		_, err := filter.Filter([]*yaml.RNode{item})
+		id, file := ref(item), fileOf(item)
+		for _, e := range flatten(err) {
+			r := itemResult(e, framework.Error, id, file)
+			errs = append(errs, r)
+			rl.Results = append(rl.Results, r)
+		}
+		for _, w := range warnings {
+			rl.Results = append(rl.Results, itemResult(w, framework.Warning, id, file))
+		}
+		for _, o := range seen.next(rw.Images()) {
+			if o.Action != rewrite.Rewritten {
+				continue
+			}
+			rl.Results = append(rl.Results, &framework.Result{
+				Message:     fmt.Sprintf("image %s rewritten to %s", o.Source, o.Target),
+				Severity:    framework.Info,
+				ResourceRef: id,
+				Field:       &framework.Field{Path: o.Location.Field},
+				File:        file,
+				Tags:        map[string]string{TagSource: o.Source, TagTarget: o.Target},
+			})
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+
+	if cfg.ImageList != nil {
+		cm, err := setImageList(&rl.Items, cfg.ImageList.ConfigMapName, rw.Sources())
+		if err != nil {
+			return fail(rl, framework.Results{{Message: fmt.Sprintf("image list ConfigMap %s: %v", cfg.ImageList.ConfigMapName, err), Severity: framework.Error}})
+		}
+		rl.Results = append(rl.Results, &framework.Result{
+			Message:     fmt.Sprintf("image list written to data.%s: %d images", ImageListKey, len(rw.Sources())),
+			Severity:    framework.Info,
+			ResourceRef: ref(cm),
+		})
+	}
+	return nil
+}
+
+// fail appends the error results to rl and returns them as the error.
+func fail(rl *framework.ResourceList, errs framework.Results) error {
+	rl.Results = append(rl.Results, errs...)
+	return errs
+}
+
+// occurrence is one occurrence of an image.
+type occurrence struct {
+	Source, Target string
+	Action         rewrite.Action
+	Location       rewrite.Location
+}
+
+// occurrenceCursor finds the occurrences added to a Rewriter's image set
+// since its last call: the image set only grows, each image's occurrences
+// in the order they were added.
+type occurrenceCursor map[string]int
+
+func (c occurrenceCursor) next(images []rewrite.Image) []occurrence {
+	var out []occurrence
+	for _, img := range images {
+		for _, loc := range img.Occurrences[c[img.Source]:] {
+			out = append(out, occurrence{Source: img.Source, Target: img.Target, Action: img.Action, Location: loc})
+		}
+		c[img.Source] = len(img.Occurrences)
+	}
+	// Images come sorted by source: report by field path instead.
+	sort.SliceStable(out, func(i, j int) bool { return pathLess(out[i].Location.Field, out[j].Location.Field) })
+	return out
+}
+
+// pathLess orders field paths with list indexes compared as numbers, so
+// containers[2] comes before containers[10].
+func pathLess(a, b string) bool {
+	for a != "" && b != "" {
+		da, db := digits(a), digits(b)
+		if da > 0 && db > 0 {
+			// Indexes have no leading zeros: the shorter is the smaller.
+			if da != db {
+				return da < db
+			}
+			if a[:da] != b[:db] {
+				return a[:da] < b[:db]
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return a[0] < b[0]
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) < len(b)
+}
+
+// digits is the length of the run of ASCII digits s starts with.
+func digits(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
+}
+
+// itemResult is the result for an error or warning about one item. A
+// *manifest.Error's location is carried by the resource reference and the
+// field, so its message is the cause alone.
+func itemResult(err error, sev framework.Severity, id *yaml.ResourceIdentifier, file *framework.File) *framework.Result {
+	r := &framework.Result{Message: err.Error(), Severity: sev, ResourceRef: id, File: file}
+	var me *manifest.Error
+	var ce *rewrite.CollisionError
+	switch {
+	case errors.As(err, &ce):
+		// Names both sources and where they occur; this item holds the second.
+		r.Field = &framework.Field{Path: ce.Second.Location.Field}
+	case errors.As(err, &me):
+		r.Message = me.Err.Error()
+		r.Field = &framework.Field{Path: me.Location.Field}
+	}
+	return r
+}
+
+// flatten splits an errors.Join tree into its leaves.
+func flatten(err error) []error {
+	if err == nil {
+		return nil
+	}
+	j, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return []error{err}
+	}
+	var out []error
+	for _, e := range j.Unwrap() {
+		out = append(out, flatten(e)...)
+	}
+	return out
+}
+
+// ref is the resource reference of a node, nil for none.
+func ref(rn *yaml.RNode) *yaml.ResourceIdentifier {
+	if rn.IsNilOrEmpty() {
+		return nil
+	}
+	return &yaml.ResourceIdentifier{
+		TypeMeta: yaml.TypeMeta{APIVersion: rn.GetApiVersion(), Kind: rn.GetKind()},
+		NameMeta: yaml.NameMeta{Name: rn.GetName(), Namespace: rn.GetNamespace()},
+	}
+}
+
+// fileOf is the file an item was read from, nil when unknown.
+func fileOf(rn *yaml.RNode) *framework.File {
+	p, i, err := kioutil.GetFileAnnotations(rn)
+	if err != nil || p == "" {
+		return nil
+	}
+	idx, _ := strconv.Atoi(i)
+	return &framework.File{Path: p, Index: idx}
+}

@@ -1,0 +1,224 @@
+package krmfn_test
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rehost/rehost/pkg/krmfn"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework/frameworktestutil"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/kio/kioutil"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/krmfn")
+
+// goldenDir holds one directory per case: input.yaml (a ResourceList),
+// expected.yaml (the ResourceList written) and, when the function fails,
+// errors.txt (its error, compared exactly).
+var goldenDir = filepath.Join("..", "..", "testdata", "krmfn")
+
+// TestProcessGolden runs every case with kyaml's ProcessorResultsChecker.
+func TestProcessGolden(t *testing.T) {
+	c := frameworktestutil.ProcessorResultsChecker{
+		TestDataDirectory:        goldenDir,
+		UpdateExpectedFromActual: *update,
+		// Compare errors exactly, not as regular expressions, so -update
+		// writes usable errors.txt files.
+		ErrorAssertionFunc: frameworktestutil.RequireStrippedStringsEqual,
+		Processor:          func() framework.ResourceListProcessor { return krmfn.Processor{} },
+	}
+	c.Assert(t)
+	if n := len(c.TestCasesRun()); n < 11 {
+		t.Errorf("ran %d cases, want all 11 under %s", n, goldenDir)
+	}
+}
+
+// goldenCase is one directory of goldenDir.
+type goldenCase struct {
+	name            string
+	input, expected []byte
+	failed          bool // has errors.txt
+}
+
+func goldenCases(t *testing.T) []goldenCase {
+	t.Helper()
+	dirs, err := filepath.Glob(filepath.Join(goldenDir, "*", "input.yaml"))
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no cases under %s: %v", goldenDir, err)
+	}
+	var out []goldenCase
+	for _, in := range dirs {
+		dir := filepath.Dir(in)
+		c := goldenCase{name: filepath.Base(dir), input: read(t, in), expected: read(t, filepath.Join(dir, "expected.yaml"))}
+		_, err := os.Stat(filepath.Join(dir, "errors.txt"))
+		c.failed = err == nil
+		out = append(out, c)
+	}
+	return out
+}
+
+func read(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// execute runs the function on a ResourceList as "rehost fn" does.
+func execute(in []byte) (out []byte, err error) {
+	var buf bytes.Buffer
+	err = framework.Execute(krmfn.Processor{}, &kio.ByteReadWriter{Reader: bytes.NewReader(in), Writer: &buf, KeepReaderAnnotations: true})
+	return buf.Bytes(), err
+}
+
+// TestProcessGoldenFailures compares the ResourceList written by failing
+// cases too (ProcessorResultsChecker only compares their error): it must
+// carry the error results.
+func TestProcessGoldenFailures(t *testing.T) {
+	for _, c := range goldenCases(t) {
+		if !c.failed {
+			continue
+		}
+		t.Run(c.name, func(t *testing.T) {
+			out, err := execute(c.input)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if got, want := strings.TrimSpace(string(out)), strings.TrimSpace(string(c.expected)); got != want {
+				t.Errorf("output differs from expected.yaml\n got:\n%s\nwant:\n%s", got, want)
+			}
+			if !strings.Contains(string(out), "severity: error") {
+				t.Errorf("no error result in output:\n%s", out)
+			}
+		})
+	}
+}
+
+// items parses the items of a ResourceList.
+func items(t *testing.T, rl []byte) []*yaml.RNode {
+	t.Helper()
+	nodes, err := (&kio.ByteReader{Reader: bytes.NewReader(rl), OmitReaderAnnotations: true}).Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nodes
+}
+
+func id(rn *yaml.RNode) string {
+	return rn.GetApiVersion() + "/" + rn.GetKind() + " " + rn.GetNamespace() + "/" + rn.GetName()
+}
+
+// TestNoResourcesAdded checks every successful case: the items out are
+// the items in, in the same order, plus the image-list ConfigMap when one
+// is configured and not in the input.
+func TestNoResourcesAdded(t *testing.T) {
+	for _, c := range goldenCases(t) {
+		if c.failed {
+			continue
+		}
+		t.Run(c.name, func(t *testing.T) {
+			in, out := items(t, c.input), items(t, c.expected)
+			if len(out) < len(in) {
+				t.Fatalf("%d items out, %d in", len(out), len(in))
+			}
+			for i := range in {
+				if id(in[i]) != id(out[i]) {
+					t.Errorf("item %d: %s out, %s in", i, id(out[i]), id(in[i]))
+				}
+			}
+			added := out[len(in):]
+			switch {
+			case c.name == "image-list-add":
+				if len(added) != 1 || id(added[0]) != "v1/ConfigMap /rehost-images" {
+					t.Errorf("added %d items, want the ConfigMap rehost-images alone", len(added))
+				}
+			case len(added) > 0:
+				t.Errorf("added %d items (first %s), want none", len(added), id(added[0]))
+			}
+		})
+	}
+}
+
+// annotationsCase is a ResourceList whose items carry every annotation
+// kustomize and kpt set, and what "rehost fn" writes for it.
+var (
+	annotationsIn  = filepath.Join(goldenDir, "annotations", "resourcelist.yaml")
+	annotationsOut = filepath.Join(goldenDir, "annotations", "resourcelist.expected.yaml")
+)
+
+// TestAnnotationsGolden runs the function with the reader and writer
+// settings of "rehost fn" (kyaml's fn/framework/command) on a ResourceList
+// carrying kyaml's index, path and id annotations.
+func TestAnnotationsGolden(t *testing.T) {
+	out, err := execute(read(t, annotationsIn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.WriteFile(annotationsOut, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	frameworktestutil.RequireStrippedStringsEqual(t, string(read(t, annotationsOut)), string(out))
+}
+
+// legacyMirrors are the annotations kyaml's framework.Execute adds as
+// legacy copies of internal ones (kio.ReconcileInternalAnnotations).
+var legacyMirrors = map[string]string{
+	"config.k8s.io/id":           kioutil.IdAnnotation,
+	"config.kubernetes.io/path":  kioutil.PathAnnotation,
+	"config.kubernetes.io/index": kioutil.IndexAnnotation,
+}
+
+// TestAnnotationsKept checks every successful case: each input item's
+// annotations (kyaml's index, path and id among them) come out unchanged,
+// and the only ones added are kyaml's legacy copies of internal ones.
+func TestAnnotationsKept(t *testing.T) {
+	type pair struct{ name, in, out string }
+	pairs := []pair{{"annotations", annotationsIn, annotationsOut}}
+	for _, c := range goldenCases(t) {
+		if !c.failed {
+			dir := filepath.Join(goldenDir, c.name)
+			pairs = append(pairs, pair{c.name, filepath.Join(dir, "input.yaml"), filepath.Join(dir, "expected.yaml")})
+		}
+	}
+	checked := map[string]bool{}
+	for _, p := range pairs {
+		t.Run(p.name, func(t *testing.T) {
+			in, out := items(t, read(t, p.in)), items(t, read(t, p.out))
+			for i := range in {
+				if i >= len(out) {
+					t.Fatalf("item %d missing", i)
+				}
+				want, got := in[i].GetAnnotations(), out[i].GetAnnotations()
+				for k, v := range want {
+					if got[k] != v {
+						t.Errorf("%s: annotation %s = %q, want %q", id(in[i]), k, got[k], v)
+					}
+					checked[k] = true
+				}
+				for k, v := range got {
+					if _, ok := want[k]; ok {
+						continue
+					}
+					if internal, ok := legacyMirrors[k]; !ok || got[internal] != v {
+						t.Errorf("%s: annotation %s: %q added", id(in[i]), k, v)
+					}
+				}
+			}
+		})
+	}
+	for _, k := range []string{kioutil.IndexAnnotation, "config.kubernetes.io/index", kioutil.PathAnnotation, kioutil.IdAnnotation} {
+		if !checked[k] {
+			t.Errorf("no case has annotation %s", k)
+		}
+	}
+}
