@@ -1,18 +1,198 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
 
+	"github.com/rehost/rehost/pkg/helm/rendered"
 	"github.com/rehost/rehost/pkg/manifest"
 	"github.com/spf13/cobra"
 )
 
+// helmHelper is the program that renders charts. rehost does not link
+// Helm, whose initialisation would slow every start; it runs the helper,
+// found next to its own executable or on PATH, for each chart.
+const helmHelper = "rehost-helm"
+
 // helmFlags are the chart rendering flags, with helm's names and meaning.
-type helmFlags struct{}
+// They are passed on to rehost-helm.
+type helmFlags struct {
+	valueFiles   []string
+	values       []string
+	stringValues []string
+	fileValues   []string
+	releaseName  string
+	namespace    string
+	kubeVersion  string
+	apiVersions  []string
+	includeCRDs  bool
+	skipTests    bool
 
-func (f *helmFlags) register(cmd *cobra.Command) {}
+	cmd *cobra.Command
+}
 
-// chartStreams renders a chart input into streams, one per template.
+func (f *helmFlags) register(cmd *cobra.Command) {
+	f.cmd = cmd
+	fs := cmd.Flags()
+	fs.StringSliceVarP(&f.valueFiles, "values", "f", nil, "charts: values YAML `FILE` (repeatable; the last wins)")
+	fs.StringArrayVar(&f.values, "set", nil, "charts: set values, key1=val1,key2=val2 (repeatable)")
+	fs.StringArrayVar(&f.stringValues, "set-string", nil, "charts: set STRING values, key1=val1,key2=val2 (repeatable)")
+	fs.StringArrayVar(&f.fileValues, "set-file", nil, "charts: set values from files, key1=path1 (repeatable)")
+	fs.StringVar(&f.releaseName, "release-name", "release-name", "charts: release name (.Release.Name)")
+	fs.StringVarP(&f.namespace, "namespace", "n", "default", "charts: release namespace (.Release.Namespace)")
+	fs.StringVar(&f.kubeVersion, "kube-version", "", "charts: Kubernetes version for .Capabilities.KubeVersion (default helm's)")
+	fs.StringSliceVar(&f.apiVersions, "api-versions", nil, "charts: API versions for .Capabilities.APIVersions (repeatable)")
+	fs.BoolVar(&f.includeCRDs, "include-crds", true, "charts: include the CRDs of crds/ directories")
+	fs.BoolVar(&f.skipTests, "skip-tests", false, "charts: leave out test hooks (helm.sh/hook: test)")
+}
+
+// args is the rehost-helm command line that renders chart with the flags.
+func (f *helmFlags) args(chart string) []string {
+	var a []string
+	for _, v := range f.valueFiles {
+		a = append(a, "--values="+v)
+	}
+	for _, v := range f.values {
+		a = append(a, "--set="+v)
+	}
+	for _, v := range f.stringValues {
+		a = append(a, "--set-string="+v)
+	}
+	for _, v := range f.fileValues {
+		a = append(a, "--set-file="+v)
+	}
+	a = append(a, "--release-name="+f.releaseName, "--namespace="+f.namespace)
+	if f.kubeVersion != "" {
+		a = append(a, "--kube-version="+f.kubeVersion)
+	}
+	for _, v := range f.apiVersions {
+		a = append(a, "--api-versions="+v)
+	}
+	a = append(a, fmt.Sprintf("--include-crds=%t", f.includeCRDs))
+	if f.skipTests {
+		a = append(a, "--skip-tests")
+	}
+	return append(a, "--", chart)
+}
+
+// perTemplate reports whether the command writes one file per input
+// (--output-dir): then a chart gives one stream per template file;
+// otherwise one per document, in `helm template` order.
+func (f *helmFlags) perTemplate() bool {
+	if f.cmd == nil {
+		return false
+	}
+	fl := f.cmd.Flags().Lookup("output-dir")
+	return fl != nil && fl.Value.String() != ""
+}
+
+// chartStreams renders a chart input with rehost-helm and returns its
+// documents as streams, and adds the images of its helm.sh/images
+// annotations to rw.
+//
+// Joined, the streams are the chart's `helm template` output, hooks
+// included. With --output-dir there is one stream per template file, at
+// <chart>/templates/<file> under the chart input's directory.
 func chartStreams(in manifest.Input, hf *helmFlags, rw *manifest.Rewriter, s streams) ([]stream, error) {
-	return nil, fmt.Errorf("%s: Helm charts are not supported yet", in.Path)
+	c, err := renderChart(in.Path, hf, s)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.AddImages(rw); err != nil {
+		return nil, err
+	}
+	dir := filepath.Dir(in.Rel)
+	var out []stream
+	if hf.perTemplate() {
+		for _, t := range c.Templates() {
+			out = append(out, textStream(t.Name, filepath.Join(dir, filepath.FromSlash(t.Name)), t.Text))
+		}
+		return out, nil
+	}
+	for i, d := range c.Documents() {
+		name := c.Manifests[i].Name
+		out = append(out, textStream(name, filepath.Join(dir, filepath.FromSlash(name)), d))
+	}
+	return out, nil
+}
+
+func textStream(name, rel, text string) stream {
+	return stream{name: name, rel: rel, open: func() (io.ReadCloser, error) {
+		return io.NopCloser(strings.NewReader(text)), nil
+	}}
+}
+
+// renderChart runs rehost-helm on the chart at path.
+func renderChart(path string, hf *helmFlags, s streams) (*rendered.Chart, error) {
+	bin, err := findHelmHelper()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, hf.args(path)...)
+	var stdout, stderr bytes.Buffer
+	for _, v := range hf.valueFiles {
+		if strings.TrimSpace(v) == "-" {
+			cmd.Stdin = s.in // values from standard input
+		}
+	}
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(strings.TrimPrefix(stderr.String(), helmHelper+": "))
+		var exit *exec.ExitError
+		if msg == "" || !errors.As(err, &exit) {
+			msg = fmt.Sprintf("%s: %v %s", bin, err, msg)
+		}
+		return nil, fmt.Errorf("rendering chart %s: %s", path, msg)
+	}
+	var c rendered.Chart
+	if err := json.Unmarshal(stdout.Bytes(), &c); err != nil {
+		return nil, fmt.Errorf("rendering chart %s: reading the output of %s: %w", path, bin, err)
+	}
+	if c.Format != rendered.Format {
+		return nil, fmt.Errorf("rendering chart %s: %s writes format %d, this rehost reads format %d: install the rehost-helm of the same release as rehost (%s)", path, bin, c.Format, rendered.Format, installHint())
+	}
+	return &c, nil
+}
+
+// findHelmHelper returns the path of rehost-helm: next to the running
+// executable, or else on PATH.
+func findHelmHelper() (string, error) {
+	name := helmHelper
+	if runtime.GOOS == "windows" {
+		name += ".exe"
+	}
+	var self string
+	if exe, err := os.Executable(); err == nil {
+		if exe, err = filepath.EvalSymlinks(exe); err == nil {
+			self = filepath.Dir(exe)
+			p := filepath.Join(self, name)
+			if st, err := os.Stat(p); err == nil && !st.IsDir() {
+				return p, nil
+			}
+		}
+	}
+	if p, err := exec.LookPath(helmHelper); err == nil {
+		return p, nil
+	}
+	where := "on PATH"
+	if self != "" {
+		where = "in " + self + " or on PATH"
+	}
+	return "", fmt.Errorf("rendering Helm charts needs the %s helper, not found %s: %s", helmHelper, where, installHint())
+}
+
+func installHint() string {
+	v := version
+	if v == "" || v == "(devel)" {
+		v = "latest"
+	}
+	return fmt.Sprintf("install it with `go install github.com/rehost/rehost/cmd/rehost-helm@%s`, or run `make build` in a rehost checkout to build both into bin/", v)
 }

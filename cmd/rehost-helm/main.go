@@ -1,0 +1,72 @@
+// Command rehost-helm renders one Helm chart offline, as `helm template`
+// does, and prints it as JSON on standard output for the rehost command:
+// the rendered documents with the template each came from, in `helm
+// template` order with hooks, and the images the chart's helm.sh/images
+// annotations declare (the JSON form of rendered.Chart).
+//
+// It is rehost's helper, not a user command: rehost runs it to render the
+// charts it is given, so that rehost itself does not link Helm and starts
+// fast. It takes rehost's chart rendering flags:
+//
+//	rehost-helm [-f FILE]... [--set K=V]... [--set-string K=V]... [--set-file K=PATH]...
+//	            [--release-name NAME] [-n NAMESPACE] [--kube-version V]
+//	            [--api-versions V]... [--include-crds=false] [--skip-tests] CHART
+//
+// Errors go to standard error; the exit code is 1 on any error.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/rehost/rehost/pkg/helm"
+	"github.com/spf13/cobra"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes the command line and returns the exit code.
+func run(args []string, stdout, stderr io.Writer) int {
+	var (
+		opts        helm.Options
+		includeCRDs bool
+	)
+	cmd := &cobra.Command{
+		Use:           "rehost-helm [flags] CHART",
+		Short:         "Render a Helm chart offline to JSON, for rehost",
+		Args:          cobra.ExactArgs(1),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.SkipCRDs = !includeCRDs
+			c, err := helm.Render(args[0], opts)
+			if err != nil {
+				return err
+			}
+			return json.NewEncoder(stdout).Encode(c)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringSliceVarP(&opts.Values.ValueFiles, "values", "f", nil, "values YAML file (repeatable)")
+	fs.StringArrayVar(&opts.Values.Values, "set", nil, "set values, key1=val1,key2=val2 (repeatable)")
+	fs.StringArrayVar(&opts.Values.StringValues, "set-string", nil, "set STRING values (repeatable)")
+	fs.StringArrayVar(&opts.Values.FileValues, "set-file", nil, "set values from files, key=path (repeatable)")
+	fs.StringVar(&opts.ReleaseName, "release-name", helm.DefaultReleaseName, "release name")
+	fs.StringVarP(&opts.Namespace, "namespace", "n", helm.DefaultNamespace, "release namespace")
+	fs.StringVar(&opts.KubeVersion, "kube-version", "", "Kubernetes version for Capabilities.KubeVersion")
+	fs.StringSliceVar(&opts.APIVersions, "api-versions", nil, "Kubernetes API versions for Capabilities.APIVersions (repeatable)")
+	fs.BoolVar(&includeCRDs, "include-crds", true, "include the CRDs of crds/ directories")
+	fs.BoolVar(&opts.SkipTests, "skip-tests", false, "leave out test hooks")
+	cmd.SetArgs(args)
+	cmd.SetOut(stderr)
+	cmd.SetErr(stderr)
+	if err := cmd.Execute(); err != nil {
+		fmt.Fprintf(stderr, "rehost-helm: %v\n", err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,215 @@
+package helm
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/rehost/rehost/pkg/helm/rendered"
+	"github.com/rehost/rehost/pkg/manifest"
+	"github.com/rehost/rehost/pkg/rewrite"
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/cli/values"
+	"helm.sh/helm/v3/pkg/getter"
+)
+
+// DefaultReleaseName is the release name `helm template` renders with when
+// none is given.
+const DefaultReleaseName = "release-name"
+
+// DefaultNamespace is the namespace charts render into when none is given,
+// as with Helm.
+const DefaultNamespace = "default"
+
+// ErrMissingDependencies is wrapped by the error of a chart whose
+// Chart.yaml declares dependencies that are missing from its charts/
+// directory.
+var ErrMissingDependencies = errors.New("missing chart dependencies")
+
+// Options are the rendering options, with the meaning of the `helm template`
+// flags of the same names. The zero value renders as `helm template
+// --include-crds` does.
+type Options struct {
+	// ReleaseName is .Release.Name; default [DefaultReleaseName].
+	ReleaseName string
+	// Namespace is .Release.Namespace; default [DefaultNamespace].
+	Namespace string
+	// KubeVersion is .Capabilities.KubeVersion ("1.33.0"); default Helm's.
+	KubeVersion string
+	// APIVersions are added to .Capabilities.APIVersions.
+	APIVersions []string
+	// Values are the -f/--values files and the --set, --set-string,
+	// --set-file, --set-json and --set-literal values. Files are read from
+	// the local file system only ("-" is standard input); URLs are not
+	// fetched.
+	Values values.Options
+	// SkipCRDs leaves out the CRDs of the charts' crds/ directories
+	// (`helm template` without --include-crds).
+	SkipCRDs bool
+	// SkipTests leaves out the test hooks (helm.sh/hook: test).
+	SkipTests bool
+}
+
+// Load loads the chart directory or packaged chart (.tgz) at path with
+// Helm's loader. Nothing is fetched: dependencies must be in the chart's
+// charts/ directory.
+func Load(path string) (*chart.Chart, error) {
+	ch, err := loader.Load(path)
+	if err != nil {
+		return nil, fmt.Errorf("loading chart %s: %w", path, err)
+	}
+	return ch, nil
+}
+
+// Render loads the chart directory or packaged chart (.tgz) at path and
+// renders it offline, as `helm template` does: client-only, so lookup and
+// other cluster calls return nothing, and values files are read locally.
+func Render(path string, opts Options) (*rendered.Chart, error) {
+	// No getters: values files given as URLs are read as (missing) local
+	// files and never fetched.
+	vals, err := opts.Values.MergeValues(getter.Providers{})
+	if err != nil {
+		return nil, err
+	}
+	ch, err := Load(path)
+	if err != nil {
+		return nil, err
+	}
+	return render(ch, vals, opts, path)
+}
+
+// RenderChart renders a loaded chart with the values given (the user's
+// values, as from values.Options.MergeValues; opts.Values is not used), as
+// `helm template` does. Helm's dependency processing modifies the chart
+// (it removes disabled subcharts and imports values): load it again to
+// render it with other values.
+func RenderChart(ch *chart.Chart, vals map[string]interface{}, opts Options) (*rendered.Chart, error) {
+	return render(ch, vals, opts, ch.Name())
+}
+
+// Images renders the chart at path and returns every image it uses, mapped
+// with cfg: those of its manifests and hooks, and those of the
+// helm.sh/images annotations of the chart and its enabled subcharts.
+func Images(path string, opts Options, cfg rewrite.Config) ([]rewrite.Image, error) {
+	c, err := Render(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	rw, err := manifest.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Rewrite(nil, rw); err != nil {
+		return nil, err
+	}
+	return rw.Images(), nil
+}
+
+// render renders ch as `helm template` does (helm's cmd/helm/template.go and
+// runInstall); where names the chart in errors.
+func render(ch *chart.Chart, vals map[string]interface{}, opts Options, where string) (*rendered.Chart, error) {
+	switch ch.Metadata.Type {
+	case "", "application":
+	default:
+		return nil, fmt.Errorf("%s: %s charts are not installable", where, ch.Metadata.Type)
+	}
+	if req := ch.Metadata.Dependencies; req != nil {
+		if err := action.CheckDependencies(ch, req); err != nil {
+			return nil, fmt.Errorf("%s: %w: %v; run `helm dependency build %s` to fetch them (rehost renders offline and never downloads charts)", where, ErrMissingDependencies, err, where)
+		}
+	}
+
+	install := action.NewInstall(&action.Configuration{})
+	install.DryRun = true
+	install.DryRunOption = "client"
+	install.ClientOnly = true
+	install.Replace = true
+	install.ReleaseName = opts.ReleaseName
+	if install.ReleaseName == "" {
+		install.ReleaseName = DefaultReleaseName
+	}
+	install.Namespace = opts.Namespace
+	if install.Namespace == "" {
+		install.Namespace = DefaultNamespace
+	}
+	if opts.KubeVersion != "" {
+		kv, err := chartutil.ParseKubeVersion(opts.KubeVersion)
+		if err != nil {
+			return nil, fmt.Errorf("invalid kube version %q: %w", opts.KubeVersion, err)
+		}
+		install.KubeVersion = kv
+	}
+	install.APIVersions = chartutil.VersionSet(opts.APIVersions)
+	install.IncludeCRDs = !opts.SkipCRDs
+	if vals == nil {
+		vals = map[string]interface{}{}
+	}
+
+	rel, err := install.Run(ch, vals)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	out := &rendered.Chart{Format: rendered.Format, Name: ch.Name()}
+	if out.Manifests, err = splitManifest(rel.Manifest); err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	for _, h := range rel.Hooks {
+		m := rendered.Manifest{Name: h.Path, Content: h.Manifest}
+		for _, e := range h.Events {
+			m.Hook = append(m.Hook, string(e))
+		}
+		if opts.SkipTests && isTest(m) {
+			continue
+		}
+		out.Manifests = append(out.Manifests, m)
+	}
+	// The install ran Helm's dependency processing on ch: only the
+	// subcharts the values enable are left in it.
+	if out.Images, err = annotatedImages(ch, vals); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func isTest(m rendered.Manifest) bool {
+	for _, e := range m.Hook {
+		if e == "test" {
+			return true
+		}
+	}
+	return false
+}
+
+// sourceLine starts every document of a release manifest rendered without a
+// post-renderer (helm's pkg/action renderResources).
+const sourceLine = "---\n# Source: "
+
+// splitManifest splits a release manifest into its documents.
+func splitManifest(s string) ([]rendered.Manifest, error) {
+	if s == "" {
+		return nil, nil
+	}
+	if !strings.HasPrefix(s, sourceLine) {
+		return nil, errors.New("unexpected release manifest: it does not start with a # Source: line")
+	}
+	var out []rendered.Manifest
+	for s != "" {
+		s = s[len(sourceLine):]
+		end := strings.Index(s, "\n"+sourceLine)
+		doc := s
+		if end >= 0 {
+			doc, s = s[:end+1], s[end+1:]
+		} else {
+			s = ""
+		}
+		name, content, ok := strings.Cut(doc, "\n")
+		if !ok {
+			return nil, fmt.Errorf("unexpected release manifest: no document after # Source: %s", name)
+		}
+		out = append(out, rendered.Manifest{Name: name, Content: strings.TrimSuffix(content, "\n")})
+	}
+	return out, nil
+}

@@ -1,0 +1,186 @@
+// Package rendered holds a Helm chart after rendering: its manifests in the
+// order `helm template` prints them, hooks included, and the images its
+// Chart.yaml files declare in the helm.sh/images annotation. It turns them
+// into streams for a [manifest.Rewriter] and into images.
+//
+// The package does not import Helm, whose packages cost tens of
+// milliseconds of initialisation at every start of a program that links
+// them. Package [github.com/rehost/rehost/pkg/helm] renders charts into a
+// [Chart]; the rehost command receives the same [Chart] as JSON from its
+// rehost-helm helper and so starts fast when it renders nothing.
+package rendered
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/rehost/rehost/pkg/manifest"
+	"github.com/rehost/rehost/pkg/rewrite"
+)
+
+// Format is the version of the JSON form of a [Chart]. It changes whenever
+// that form changes incompatibly, so that rehost refuses the output of a
+// rehost-helm from another release.
+const Format = 1
+
+// AnnotationKey is the Chart.yaml annotation that lists the images a chart
+// uses (Helm HIP-0015), including images that no Pod spec names, such as
+// those an operator starts.
+const AnnotationKey = "helm.sh/images"
+
+// OriginAnnotation is the rewrite.Location Origin of images that come from
+// the helm.sh/images annotation.
+const OriginAnnotation = "annotation"
+
+// sourcePrefix is how `helm template` starts every document.
+const sourcePrefix = "---\n# Source: "
+
+// Chart is a rendered chart.
+type Chart struct {
+	// Format is the version of this structure's JSON form, [Format].
+	Format int `json:"format"`
+	// Name is the chart's name.
+	Name string `json:"name"`
+	// Manifests are the rendered documents in `helm template` order: the
+	// CRDs of crds/ (when included), the templates in Helm's install order,
+	// then the hooks.
+	Manifests []Manifest `json:"manifests"`
+	// Images are the images the helm.sh/images annotations declare, of the
+	// chart and of every subchart its values enable.
+	Images []AnnotatedImage `json:"images,omitempty"`
+}
+
+// Manifest is one rendered document.
+type Manifest struct {
+	// Name is the file it was rendered from, as Helm names it:
+	// "mychart/templates/deployment.yaml",
+	// "mychart/charts/sub/templates/job.yaml", "mychart/crds/crd.yaml".
+	Name string `json:"name"`
+	// Content is the document, without the "# Source:" line.
+	Content string `json:"content"`
+	// Hook holds the helm.sh/hook events of a hook resource
+	// ("pre-install", "test", ...); it is empty for ordinary resources.
+	Hook []string `json:"hook,omitempty"`
+}
+
+// IsHook reports whether the manifest is a hook resource, which Helm
+// applies outside the release manifest and never passes to a
+// post-renderer.
+func (m Manifest) IsHook() bool { return len(m.Hook) > 0 }
+
+// Text is the document as `helm template` writes it:
+// "---\n# Source: NAME\nCONTENT\n".
+func (m Manifest) Text() string { return sourcePrefix + m.Name + "\n" + m.Content + "\n" }
+
+// AnnotatedImage is an image declared in a chart's helm.sh/images
+// annotation.
+type AnnotatedImage struct {
+	// Chart is the full path of the chart that declares it, as Helm names
+	// it: "mychart" or "mychart/charts/sub".
+	Chart string `json:"chart"`
+	// Index is the position of the entry in the annotation's list.
+	Index int `json:"index"`
+	// Name is the entry's name, if any.
+	Name string `json:"name,omitempty"`
+	// Image is the image reference as written.
+	Image string `json:"image"`
+}
+
+// Location is where the image is declared, for the image report.
+func (a AnnotatedImage) Location() rewrite.Location {
+	return rewrite.Location{
+		File:   a.Chart + "/Chart.yaml",
+		Name:   a.Name,
+		Field:  fmt.Sprintf("annotations[%s][%d].image", AnnotationKey, a.Index),
+		Origin: OriginAnnotation,
+	}
+}
+
+// Documents returns the chart's documents as `helm template` prints them:
+// their concatenation is its output byte for byte. Like `helm template`,
+// it trims the trailing white space of the last ordinary (non-hook)
+// document.
+func (c *Chart) Documents() []string {
+	last := -1
+	for i, m := range c.Manifests {
+		if !m.IsHook() {
+			last = i
+		}
+	}
+	out := make([]string, len(c.Manifests))
+	for i, m := range c.Manifests {
+		if i == last {
+			m.Content = strings.TrimRight(m.Content, " \t\r\n")
+		}
+		out[i] = m.Text()
+	}
+	return out
+}
+
+// WriteTo writes the chart's documents, as `helm template` prints them.
+func (c *Chart) WriteTo(w io.Writer) (int64, error) {
+	var n int64
+	for _, d := range c.Documents() {
+		k, err := io.WriteString(w, d)
+		n += int64(k)
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// Template is the output of one template file.
+type Template struct {
+	// Name is the file's name, as in [Manifest].
+	Name string
+	// Text holds its documents, as `helm template --output-dir` writes
+	// them to the file of that name.
+	Text string
+}
+
+// Templates groups the documents by the file they were rendered from, in
+// the order each file first appears, documents in the order of
+// [Chart.Manifests].
+func (c *Chart) Templates() []Template {
+	var out []Template
+	at := map[string]int{}
+	for _, m := range c.Manifests {
+		i, ok := at[m.Name]
+		if !ok {
+			i = len(out)
+			at[m.Name] = i
+			out = append(out, Template{Name: m.Name})
+		}
+		out[i].Text += m.Text()
+	}
+	return out
+}
+
+// AddImages adds the images of the helm.sh/images annotations to rw's
+// image set.
+func (c *Chart) AddImages(rw *manifest.Rewriter) error {
+	for _, a := range c.Images {
+		if err := rw.Add(a.Image, a.Location()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Rewrite rewrites every document with rw and writes them to w as
+// `helm template` prints them (w nil: only collect the images), and adds
+// the annotation images to rw's image set. Each document is named after its
+// template in errors and in the image report.
+func (c *Chart) Rewrite(w io.Writer, rw *manifest.Rewriter) error {
+	if err := c.AddImages(rw); err != nil {
+		return err
+	}
+	for i, d := range c.Documents() {
+		if err := rw.Rewrite(w, strings.NewReader(d), c.Manifests[i].Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}

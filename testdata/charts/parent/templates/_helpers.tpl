@@ -1,0 +1,3 @@
+{{- define "parent.fullname" -}}
+{{ .Release.Name }}-{{ .Chart.Name }}
+{{- end -}}
