@@ -1,8 +1,304 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
 
-// newMirrorCmd is the registry caching command (issue 6).
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/rehost/rehost/pkg/manifest"
+	"github.com/rehost/rehost/pkg/mirror"
+	"github.com/rehost/rehost/pkg/rewrite"
+	"github.com/spf13/cobra"
+)
+
+// mirrorFlags are the flags of rehost mirror, besides the mapping and helm
+// flags.
+type mirrorFlags struct {
+	imageList       string
+	insecure        bool
+	insecureSources []string
+	caFile          string
+	toOCI, fromOCI  string
+	platforms       []string
+	jobs            int
+	progress        string
+	dryRun, pin     bool
+}
+
 func newMirrorCmd(s streams) *cobra.Command {
-	return &cobra.Command{Use: "mirror", Short: "Copy images into the private registry (not yet implemented)", Hidden: true}
+	var (
+		mf mappingFlags
+		hf helmFlags
+		f  mirrorFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "mirror [PATH ...]",
+		Short: "Copy the images of manifests into the private registry or an OCI layout",
+		Long: `Copy every image the given manifests pull into the private registry, to the
+very reference "rehost rewrite" writes into the manifests (same --registry,
+--path-style, --exclude and --config), so manifests and registry agree.
+
+Inputs are those of "rehost images" (manifest files, directories, charts, "-"
+for stdin; no PATH means stdin), and/or --image-list FILE: one reference a
+line, "#" comments and blank lines allowed (a sealer imageList).
+
+Destinations:
+  --registry REG            the private registry (HTTPS; --insecure allows plain
+                            HTTP or unverified TLS, --ca-file trusts a private CA)
+  --to-oci DIR              an OCI image layout, for air-gapped transport; each
+                            image is annotated with its source reference
+  --from-oci DIR            push such a layout into --registry; each image goes
+                            to the target its recorded source maps to
+
+Copies are faithful: multi-platform indexes are copied whole, so digests in
+"@sha256:" references stay valid (--platform narrows them, and then their
+digest changes). Blobs already in the registry are not uploaded again, blobs
+shared by repositories are mounted, and an image whose target already has the
+same digest is skipped: re-running resumes an interrupted mirror. Requests are
+retried on 5xx, 429 and connection errors; images that still fail are listed at
+the end and the exit status is 1. Credentials come from the Docker config
+(~/.docker/config.json and its credential helpers) and are never printed.
+
+Progress goes to stderr: a status line on a terminal, one line per image
+otherwise (or with --progress plain), and a summary. Standard output is empty,
+except with --pin: then it gets "SOURCE<TAB>TARGET@DIGEST" lines, sorted, for
+every image, the pinned reference the cluster can pull; HEAD requests resolve
+the digests (never GET, to spare rate limits).`,
+		Example: `  # Copy the images of a chart's manifests into sealer's registry.
+  rehost mirror --registry sea.hub:5000 --ca-file /etc/sealer/ca.crt manifests/
+
+  # Copy an image list into a plain-HTTP registry, 8 images at a time.
+  rehost mirror --image-list imageList --registry 10.0.0.5:5000 --insecure --jobs 8
+
+  # Air gap: write a bundle here, push it there.
+  rehost mirror --to-oci bundle/ manifests/
+  rehost mirror --from-oci bundle/ --registry sea.hub:5000
+
+  # What would be copied where, with the digests (HEAD requests only).
+  rehost mirror --dry-run --pin manifests/ > pinned.tsv`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.validate(args); err != nil {
+				return err
+			}
+			rw, err := mf.newRewriter(cmd, s)
+			if err != nil {
+				return err
+			}
+			opts, err := f.options(rw.Mapper(), s)
+			if err != nil {
+				return err
+			}
+			m, err := mirror.New(opts)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(commandContext(cmd), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+
+			var sum mirror.Summary
+			if f.fromOCI != "" {
+				if sum, err = m.Import(ctx, f.fromOCI, rw.Mapper()); err != nil {
+					return err
+				}
+			} else {
+				if err := collectImages(rw, args, f.imageList, &hf, s); err != nil {
+					return err
+				}
+				jobs := mirror.Jobs(rw.Images())
+				if f.toOCI != "" {
+					if sum, err = m.Export(ctx, jobs, f.toOCI); err != nil {
+						return err
+					}
+				} else {
+					sum = m.Copy(ctx, jobs)
+				}
+			}
+			if sum.Failed > 0 {
+				return failures(sum)
+			}
+			if f.pin {
+				return printPinned(s.out, sum)
+			}
+			return nil
+		},
+	}
+	mf.register(cmd)
+	hf.register(cmd)
+	fs := cmd.Flags()
+	fs.StringVar(&f.imageList, "image-list", "", `file of images to copy, one reference a line ("-" for stdin)`)
+	fs.BoolVar(&f.insecure, "insecure", false, "allow plain HTTP or unverified TLS for the target registry")
+	fs.StringArrayVar(&f.insecureSources, "insecure-source", nil, "allow plain HTTP or unverified TLS for this source registry host (repeatable)")
+	fs.StringVar(&f.caFile, "ca-file", "", "PEM file of a certificate authority to trust, besides the system's")
+	fs.StringVar(&f.toOCI, "to-oci", "", "write the images into this OCI image layout directory instead of a registry")
+	fs.StringVar(&f.fromOCI, "from-oci", "", "push the images of this OCI image layout (written by --to-oci) into --registry")
+	fs.StringSliceVar(&f.platforms, "platform", nil, "copy only these platforms of multi-platform images (os/arch[/variant], repeatable or comma-separated); changes their digest")
+	fs.IntVar(&f.jobs, "jobs", mirror.DefaultJobs, "images copied at once")
+	fs.StringVar(&f.progress, "progress", "auto", "progress on stderr: auto (a status line on a terminal, else plain), plain (a line per image) or none")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "print what would be copied where; copy nothing")
+	fs.BoolVar(&f.pin, "pin", false, "print SOURCE<TAB>TARGET@DIGEST lines on stdout, digests resolved with HEAD requests")
+	return cmd
+}
+
+func (f *mirrorFlags) validate(args []string) error {
+	switch f.progress {
+	case "auto", "plain", "none":
+	default:
+		return fmt.Errorf("--progress %s: want auto, plain or none", f.progress)
+	}
+	if f.jobs < 1 {
+		return fmt.Errorf("--jobs %d: want at least 1", f.jobs)
+	}
+	if f.toOCI != "" && f.fromOCI != "" {
+		return errors.New("--to-oci and --from-oci exclude each other")
+	}
+	if f.fromOCI != "" && (len(args) > 0 || f.imageList != "") {
+		return errors.New("--from-oci pushes a layout: it takes no PATH and no --image-list")
+	}
+	return nil
+}
+
+// options turns the flags into mirror options.
+func (f *mirrorFlags) options(mapper *rewrite.Mapper, s streams) (mirror.Options, error) {
+	o := mirror.Options{Jobs: f.jobs, DryRun: f.dryRun, Pin: f.pin, Insecure: f.insecureSources}
+	if f.insecure {
+		o.Insecure = append(o.Insecure, mapper.Registry())
+	}
+	for _, p := range f.platforms {
+		pl, err := v1.ParsePlatform(p)
+		if err != nil || pl.OS == "" {
+			return o, fmt.Errorf("--platform %q: want os/arch[/variant], like linux/amd64", p)
+		}
+		o.Platforms = append(o.Platforms, *pl)
+	}
+	if f.caFile != "" {
+		pem, err := os.ReadFile(f.caFile)
+		if err != nil {
+			return o, fmt.Errorf("--ca-file: %w", err)
+		}
+		if o.RootCAs, err = mirror.RootCAs(pem); err != nil {
+			return o, fmt.Errorf("--ca-file %s: %w", f.caFile, err)
+		}
+	}
+	switch {
+	case f.progress == "none":
+	case f.progress == "auto" && isTerminal(s.err):
+		o.Reporter = mirror.NewTerminalReporter(s.err)
+	default:
+		o.Reporter = mirror.NewLineReporter(s.err)
+	}
+	return o, nil
+}
+
+// isTerminal reports whether w is a terminal that can redraw a line.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok || os.Getenv("TERM") == "dumb" {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func commandContext(cmd *cobra.Command) context.Context {
+	if ctx := cmd.Context(); ctx != nil {
+		return ctx
+	}
+	return context.Background()
+}
+
+// collectImages feeds the image list and the manifest inputs to rw. The
+// manifests are read when PATHs are given, or from stdin when there is no
+// image list either.
+func collectImages(rw *manifest.Rewriter, args []string, imageList string, hf *helmFlags, s streams) error {
+	if imageList != "" {
+		if err := readImageList(rw, imageList, s.in); err != nil {
+			return err
+		}
+		if len(args) == 0 {
+			return nil
+		}
+	}
+	inputs, err := manifest.ExpandPaths(args)
+	if err != nil {
+		return err
+	}
+	sts, err := openStreams(inputs, hf, rw, s)
+	if err != nil {
+		return err
+	}
+	for _, st := range sts {
+		if err := rewriteStream(rw, st, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readImageList adds the references of an image list file to rw: one a
+// line, blank lines and "#" comments skipped.
+func readImageList(rw *manifest.Rewriter, file string, stdin io.Reader) error {
+	r, name := stdin, manifest.Stdin
+	if file != "-" {
+		fh, err := os.Open(file)
+		if err != nil {
+			return err
+		}
+		defer fh.Close()
+		r, name = fh, file
+	}
+	var errs []error
+	sc := bufio.NewScanner(r)
+	for line := 1; sc.Scan(); line++ {
+		v := strings.TrimSpace(sc.Text())
+		if v == "" || strings.HasPrefix(v, "#") {
+			continue
+		}
+		if err := rw.Add(v, rewrite.Location{File: name, Line: line, Origin: "image list"}); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", name, err))
+	}
+	return errors.Join(errs...)
+}
+
+// failures is the error of a run where images failed: each failure on its
+// own line.
+func failures(s mirror.Summary) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "mirror: %d of %d images failed:", s.Failed, len(s.Results))
+	for _, r := range s.Results {
+		if r.Status == mirror.Failed {
+			fmt.Fprintf(&b, "\n  %s -> %s: %v", r.Source, r.Destination, r.Err)
+		}
+	}
+	return errors.New(b.String())
+}
+
+// printPinned writes "SOURCE<TAB>PINNED-TARGET" lines, sorted by source.
+func printPinned(w io.Writer, s mirror.Summary) error {
+	var lines []string
+	for _, r := range s.Results {
+		p := r.Pinned()
+		if p == "" {
+			return fmt.Errorf("%s: no digest to pin", r.Source)
+		}
+		lines = append(lines, r.Source+"\t"+p)
+	}
+	sort.Strings(lines)
+	for _, l := range lines {
+		if _, err := fmt.Fprintln(w, l); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -1,0 +1,64 @@
+package mirror_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log"
+	"net/http/httptest"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/rehost/rehost/pkg/manifest"
+	"github.com/rehost/rehost/pkg/mirror"
+	"github.com/rehost/rehost/pkg/rewrite"
+)
+
+// localRegistry serves an in-memory registry on 127.0.0.1 and returns its host.
+func localRegistry() (string, func()) {
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	return strings.TrimPrefix(srv.URL, "http://"), srv.Close
+}
+
+// Copy the images of a manifest into the private registry, using the same
+// mapping as the rewritten manifest.
+func ExampleMirror_Copy() {
+	source, stop := localRegistry()
+	defer stop()
+	private, stop2 := localRegistry()
+	defer stop2()
+	img, _ := random.Image(1024, 2)
+	ref, _ := name.ParseReference(source + "/team/app:1.0")
+	if err := remote.Write(ref, img); err != nil {
+		panic(err)
+	}
+
+	rw, err := manifest.New(rewrite.Config{Registry: private})
+	if err != nil {
+		panic(err)
+	}
+	pod := "apiVersion: v1\nkind: Pod\nmetadata: {name: app}\nspec:\n  containers:\n  - {name: app, image: " + source + "/team/app:1.0}\n"
+	if err := rw.Rewrite(nil, strings.NewReader(pod), "pod.yaml"); err != nil {
+		panic(err)
+	}
+
+	m, err := mirror.New(mirror.Options{Keychain: authn.NewMultiKeychain()})
+	if err != nil {
+		panic(err)
+	}
+	s := m.Copy(context.Background(), mirror.Jobs(rw.Images()))
+	fmt.Println(s.Copied, "copied,", s.Failed, "failed")
+	fmt.Println(strings.TrimPrefix(s.Results[0].Target, private))
+
+	// A second run finds the image in place.
+	s = m.Copy(context.Background(), mirror.Jobs(rw.Images()))
+	fmt.Println(s.Skipped, "skipped")
+	// Output:
+	// 1 copied, 0 failed
+	// /team/app:1.0
+	// 1 skipped
+}

@@ -1,0 +1,136 @@
+package mirror
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/rehost/rehost/pkg/rewrite"
+)
+
+// Job is one image to copy.
+type Job struct {
+	// Source is the image to copy, fully qualified as in an image list:
+	// "docker.io/library/nginx:1.25", "quay.io/x/y:1.0@sha256:…". With a
+	// digest, the image is read by digest.
+	Source string `json:"source"`
+	// Target is the image's reference in the private registry:
+	// "sea.hub:5000/library/nginx:1.25". The image is written under the
+	// target's tag, or by digest when the target has no tag. When the
+	// destination is an OCI layout, the target is only recorded.
+	Target string `json:"target"`
+}
+
+// Jobs returns a job for every image the mapping moves to the target
+// registry (Action rewritten), in the order given. Excluded images and
+// images already in the target registry are not copied.
+func Jobs(images []rewrite.Image) []Job {
+	var out []Job
+	for _, img := range images {
+		if img.Action == rewrite.Rewritten {
+			out = append(out, Job{Source: img.Source, Target: img.Target})
+		}
+	}
+	return out
+}
+
+// Status is what happened to one image.
+type Status string
+
+const (
+	// Copied: the image was written to the destination.
+	Copied Status = "copied"
+	// Skipped: the destination already held the image with the same digest.
+	Skipped Status = "skipped"
+	// Failed: the image could not be copied; Result.Err says why.
+	Failed Status = "failed"
+	// Planned: a dry run would copy the image.
+	Planned Status = "planned"
+)
+
+// Result is the outcome of one job.
+type Result struct {
+	Job
+	// Destination is where the image went, for reports: the target
+	// reference, or "oci:DIR" for an OCI layout.
+	Destination string `json:"destination"`
+	Status      Status `json:"status"`
+	// Digest is the digest of the image in the destination ("sha256:…"),
+	// when known: always after a copy or a skip, in a dry run only with
+	// Options.Pin.
+	Digest string `json:"digest,omitempty"`
+	// Bytes is how many bytes were transferred for this image: uploaded to
+	// a registry, or downloaded into an OCI layout.
+	Bytes int64 `json:"bytes"`
+	// Err is set when Status is Failed.
+	Err error `json:"-"`
+}
+
+// Pinned is the target reference with the digest added,
+// "sea.hub:5000/library/nginx:1.25@sha256:…", or "" when the digest is not
+// known. The tag is kept, so the reference still says which version it is.
+func (r Result) Pinned() string {
+	if r.Digest == "" {
+		return ""
+	}
+	ref, err := rewrite.ParseRef(r.Target)
+	if err != nil {
+		return ""
+	}
+	ref.Digest = r.Digest
+	return ref.String()
+}
+
+// Summary is the outcome of a run.
+type Summary struct {
+	// Results has one entry per job, in the order of the jobs.
+	Results []Result
+	// Copied, Skipped, Failed and Planned count the results by status.
+	Copied, Skipped, Failed, Planned int
+	// Bytes is the sum of the results' bytes.
+	Bytes int64
+	// Elapsed is the run's wall-clock time.
+	Elapsed time.Duration
+}
+
+func (s *Summary) add(r Result) {
+	s.Results = append(s.Results, r)
+	switch r.Status {
+	case Copied:
+		s.Copied++
+	case Skipped:
+		s.Skipped++
+	case Failed:
+		s.Failed++
+	case Planned:
+		s.Planned++
+	}
+	s.Bytes += r.Bytes
+}
+
+// Err returns nil when no image failed, otherwise every failure joined
+// (errors.Join of *ImageError values).
+func (s Summary) Err() error {
+	var errs []error
+	for _, r := range s.Results {
+		if r.Status == Failed {
+			errs = append(errs, &ImageError{Job: r.Job, Err: r.Err})
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// ImageError is the failure of one job.
+type ImageError struct {
+	Job Job
+	Err error
+}
+
+func (e *ImageError) Error() string {
+	if e.Job.Target == "" {
+		return fmt.Sprintf("%s: %v", e.Job.Source, e.Err)
+	}
+	return fmt.Sprintf("%s -> %s: %v", e.Job.Source, e.Job.Target, e.Err)
+}
+
+func (e *ImageError) Unwrap() error { return e.Err }

@@ -1,0 +1,270 @@
+package mirror
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/partial"
+	"github.com/rehost/rehost/pkg/rewrite"
+)
+
+// Annotations rehost writes on the index.json descriptors of an OCI image
+// layout, one descriptor per source image.
+const (
+	// AnnotationSource is the image's source reference, fully qualified:
+	// "docker.io/library/nginx:1.25". Import maps it again to find the
+	// target, so the layout does not depend on the registry it was made for.
+	AnnotationSource = "dev.rehost.source"
+	// AnnotationTarget is the target reference computed when the layout was
+	// written; informational.
+	AnnotationTarget = "dev.rehost.target"
+	// AnnotationRefName is the OCI image-spec annotation naming the image;
+	// rehost sets it to the source reference.
+	AnnotationRefName = "org.opencontainers.image.ref.name"
+	// AnnotationContainerdName is the name containerd's "ctr images import"
+	// gives the image; rehost sets it to the source reference.
+	AnnotationContainerdName = "io.containerd.image.name"
+)
+
+// Export writes the source image of each job into the OCI image layout at
+// dir, creating it when missing and adding to it otherwise. Each image's
+// descriptor in index.json carries the source reference (AnnotationSource,
+// AnnotationRefName, AnnotationContainerdName) and the target
+// (AnnotationTarget); an image already there with the same digest is
+// skipped, one whose source moved to another digest is replaced. Blobs are
+// written once whatever the number of images sharing them. The returned
+// error is about the layout itself; per-image failures are in the Summary.
+func (m *Mirror) Export(ctx context.Context, jobs []Job, dir string) (Summary, error) {
+	dest := &layoutTarget{dir: dir}
+	if !m.opts.DryRun {
+		if err := dest.open(); err != nil {
+			return Summary{}, err
+		}
+	}
+	tasks := make([]task, len(jobs))
+	for i, j := range jobs {
+		tasks[i] = task{Job: j, dest: "oci:" + dir, target: dest}
+		src, err := parseRef(j.Source, m.insecure.has)
+		if err != nil {
+			tasks[i].err = err
+			continue
+		}
+		tasks[i].origin = registryOrigin{m: m, ref: src}
+	}
+	s := m.run(ctx, tasks)
+	if m.opts.DryRun {
+		return s, nil
+	}
+	return s, dest.sort()
+}
+
+// Import pushes every image of the OCI image layout at dir into a registry.
+// Each image's target is computed by mapper from the source reference the
+// layout recorded (AnnotationSource, else a fully qualified
+// AnnotationContainerdName or AnnotationRefName): the layout can be made
+// for one registry and pushed into another, only the destination changes.
+// Images the mapper leaves where they are (excluded, or already in the
+// target registry) are reported as warnings and not pushed. The returned
+// error is about reading the layout; per-image failures are in the Summary.
+func (m *Mirror) Import(ctx context.Context, dir string, mapper *rewrite.Mapper) (Summary, error) {
+	p, err := layout.FromPath(dir)
+	if err != nil {
+		return Summary{}, fmt.Errorf("%s: not an OCI image layout: %w", dir, err)
+	}
+	ii, err := p.ImageIndex()
+	if err != nil {
+		return Summary{}, fmt.Errorf("%s: %w", dir, err)
+	}
+	im, err := ii.IndexManifest()
+	if err != nil {
+		return Summary{}, fmt.Errorf("%s: index.json: %w", dir, err)
+	}
+	var tasks []task
+	for i, d := range im.Manifests {
+		src := layoutSource(d)
+		t := task{Job: Job{Source: src}, origin: layoutOrigin{index: ii, desc: d}}
+		if src == "" {
+			t.Job.Source = fmt.Sprintf("%s index.json manifests[%d] (%s)", dir, i, d.Digest)
+			t.err = fmt.Errorf("no source reference recorded (annotation %s)", AnnotationSource)
+			tasks = append(tasks, t)
+			continue
+		}
+		mp, err := mapper.Map(src)
+		if err != nil {
+			t.err = err
+			tasks = append(tasks, t)
+			continue
+		}
+		if mp.Action != rewrite.Rewritten {
+			m.warn(t.Job, fmt.Sprintf("not pushed: the mapping leaves it where it is (%s)", mp.Action))
+			continue
+		}
+		t.Job.Target = mp.Target.Qualified()
+		t.dest = t.Job.Target
+		dst, err := parseRef(t.Job.Target, m.insecure.has)
+		if err != nil {
+			t.err = err
+		} else {
+			t.target = registryTarget{m: m, ref: dst}
+		}
+		tasks = append(tasks, t)
+	}
+	return m.run(ctx, tasks), nil
+}
+
+// layoutSource is the source reference recorded on a layout descriptor.
+func layoutSource(d v1.Descriptor) string {
+	if s := d.Annotations[AnnotationSource]; s != "" {
+		return s
+	}
+	// Other tools may record a bare tag ("1.25") as the ref name: only a
+	// fully qualified name says where the image comes from.
+	for _, k := range []string{AnnotationContainerdName, AnnotationRefName} {
+		s := d.Annotations[k]
+		if r, err := name.ParseReference(s, name.StrictValidation); err == nil && strings.HasPrefix(s, r.Context().RegistryStr()+"/") {
+			return s
+		}
+	}
+	return ""
+}
+
+// layoutOrigin reads an image from a layout.
+type layoutOrigin struct {
+	index v1.ImageIndex
+	desc  v1.Descriptor
+}
+
+func (o layoutOrigin) digest(context.Context) (v1.Hash, error) { return o.desc.Digest, nil }
+
+func (o layoutOrigin) get(context.Context) (artifact, error) {
+	switch {
+	case o.desc.MediaType.IsIndex():
+		idx, err := o.index.ImageIndex(o.desc.Digest)
+		return artifact{idx: idx}, err
+	case o.desc.MediaType.IsImage():
+		img, err := o.index.Image(o.desc.Digest)
+		return artifact{img: img}, err
+	}
+	return artifact{}, fmt.Errorf("unsupported media type %s", o.desc.MediaType)
+}
+
+// layoutTarget writes into a layout. Blobs are written concurrently (the
+// layout package writes layers to temporary files and renames them);
+// index.json is read and rewritten under a lock.
+type layoutTarget struct {
+	dir  string
+	path layout.Path
+	mu   sync.Mutex
+	have map[string]v1.Hash // source -> digest recorded in index.json
+}
+
+func (t *layoutTarget) downloads() bool { return true }
+
+func (t *layoutTarget) open() error {
+	_, err := os.Stat(filepath.Join(t.dir, "index.json"))
+	switch {
+	case err == nil:
+		t.path, err = layout.FromPath(t.dir)
+	case errors.Is(err, fs.ErrNotExist):
+		t.path, err = layout.Write(t.dir, empty.Index)
+	}
+	if err != nil {
+		return fmt.Errorf("OCI layout %s: %w", t.dir, err)
+	}
+	ii, err := t.path.ImageIndex()
+	if err != nil {
+		return fmt.Errorf("OCI layout %s: %w", t.dir, err)
+	}
+	im, err := ii.IndexManifest()
+	if err != nil {
+		return fmt.Errorf("OCI layout %s: %w", t.dir, err)
+	}
+	t.have = map[string]v1.Hash{}
+	for _, d := range im.Manifests {
+		if s := d.Annotations[AnnotationSource]; s != "" {
+			t.have[s] = d.Digest
+		}
+	}
+	return nil
+}
+
+func (t *layoutTarget) has(_ context.Context, j Job, h v1.Hash) (bool, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.have[j.Source] == h, nil
+}
+
+func (t *layoutTarget) put(_ context.Context, j Job, a artifact) error {
+	var d *v1.Descriptor
+	var err error
+	switch {
+	case a.idx != nil:
+		if err = t.path.WriteIndex(a.idx); err == nil {
+			d, err = partial.Descriptor(a.idx)
+		}
+	case a.img != nil:
+		if err = t.path.WriteImage(a.img); err == nil {
+			d, err = partial.Descriptor(a.img)
+		}
+	default:
+		err = fmt.Errorf("media type %s cannot be stored in an OCI layout", a.raw.MediaType)
+	}
+	if err != nil {
+		return err
+	}
+	desc := *d
+	desc.Platform = nil // the descriptor of an index child; not an index.json property
+	desc.Annotations = map[string]string{
+		AnnotationSource:         j.Source,
+		AnnotationTarget:         j.Target,
+		AnnotationRefName:        j.Source,
+		AnnotationContainerdName: j.Source,
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if _, ok := t.have[j.Source]; ok {
+		if err := t.path.RemoveDescriptors(func(d v1.Descriptor) bool { return d.Annotations[AnnotationSource] == j.Source }); err != nil {
+			return err
+		}
+	}
+	if err := t.path.AppendDescriptor(desc); err != nil {
+		return err
+	}
+	t.have[j.Source] = desc.Digest
+	return nil
+}
+
+// sort orders index.json by source, so that a layout written twice from
+// the same images is the same whatever order the jobs finished in.
+func (t *layoutTarget) sort() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	ii, err := t.path.ImageIndex()
+	if err != nil {
+		return err
+	}
+	im, err := ii.IndexManifest()
+	if err != nil {
+		return err
+	}
+	sort.SliceStable(im.Manifests, func(i, j int) bool {
+		return im.Manifests[i].Annotations[AnnotationSource] < im.Manifests[j].Annotations[AnnotationSource]
+	})
+	raw, err := json.MarshalIndent(im, "", "   ")
+	if err != nil {
+		return err
+	}
+	return t.path.WriteFile("index.json", raw, 0o644)
+}

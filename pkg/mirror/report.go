@@ -1,0 +1,202 @@
+package mirror
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Reporter receives the progress of a run. A Mirror never calls it from
+// two goroutines at once, so implementations need no locking.
+type Reporter interface {
+	// Begin starts a run of total images.
+	Begin(total int)
+	// Start says that a job started.
+	Start(j Job)
+	// Transferred adds n bytes to the bytes transferred so far.
+	Transferred(n int64)
+	// Warn reports something the user should know about a job, such as a
+	// digest changed by a platform filter.
+	Warn(j Job, msg string)
+	// Done says that a job finished, successfully or not.
+	Done(r Result)
+	// End closes the run with its summary.
+	End(s Summary)
+}
+
+type discard struct{}
+
+func (discard) Begin(int)         {}
+func (discard) Start(Job)         {}
+func (discard) Transferred(int64) {}
+func (discard) Warn(Job, string)  {}
+func (discard) Done(Result)       {}
+func (discard) End(Summary)       {}
+
+// NewLineReporter returns a Reporter that writes one line per image to w,
+// for logs and pipes:
+//
+//	copied  docker.io/library/nginx:1.25 -> sea.hub:5000/library/nginx:1.25 (sha256:4c0fdaa8b634, 67.3 MiB)
+//	skipped docker.io/library/redis:7.2 -> sea.hub:5000/library/redis:7.2 (present, sha256:e422889e156e)
+//	failed  quay.io/x/y:1.0 -> sea.hub:5000/x/y:1.0: GET https://…: MANIFEST_UNKNOWN
+//
+// and a summary line at the end.
+func NewLineReporter(w io.Writer) Reporter { return &lineReporter{w: w} }
+
+type lineReporter struct{ w io.Writer }
+
+func (l *lineReporter) Begin(int)         {}
+func (l *lineReporter) Start(Job)         {}
+func (l *lineReporter) Transferred(int64) {}
+
+func (l *lineReporter) Warn(j Job, msg string) {
+	fmt.Fprintf(l.w, "warning: %s: %s\n", j.Source, msg)
+}
+
+func (l *lineReporter) Done(r Result) { fmt.Fprintln(l.w, resultLine(r)) }
+
+func (l *lineReporter) End(s Summary) { fmt.Fprintln(l.w, summaryLine(s)) }
+
+// resultLine is the one-line report of a result.
+func resultLine(r Result) string {
+	where := r.Source + " -> " + r.Destination
+	switch r.Status {
+	case Copied:
+		return fmt.Sprintf("copied  %s (%s, %s)", where, shortDigest(r.Digest), humanBytes(r.Bytes))
+	case Skipped:
+		return fmt.Sprintf("skipped %s (present, %s)", where, shortDigest(r.Digest))
+	case Planned:
+		if r.Digest != "" {
+			return fmt.Sprintf("would copy %s (%s)", where, r.Digest)
+		}
+		return "would copy " + where
+	default:
+		return fmt.Sprintf("failed  %s: %v", where, r.Err)
+	}
+}
+
+// summaryLine is the last line of a run.
+func summaryLine(s Summary) string {
+	if s.Planned > 0 && s.Copied+s.Skipped == 0 {
+		return fmt.Sprintf("dry run: %d images would be copied, %d failed", s.Planned, s.Failed)
+	}
+	return fmt.Sprintf("%d copied, %d skipped, %d failed, %s in %s", s.Copied, s.Skipped, s.Failed, humanBytes(s.Bytes), s.Elapsed.Round(100*time.Millisecond))
+}
+
+func shortDigest(d string) string {
+	if len(d) > len("sha256:")+12 {
+		return d[:len("sha256:")+12]
+	}
+	return d
+}
+
+// humanBytes formats n in binary units: "512 B", "1.5 KiB", "67.3 MiB".
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// NewTerminalReporter returns a Reporter for a terminal: a status line,
+// redrawn in place, with the images done and in total, the bytes so far and
+// the images being copied; warnings and failures are printed above it as
+// they happen, and the summary line at the end.
+func NewTerminalReporter(w io.Writer) Reporter {
+	return &termReporter{w: w, active: map[string]int{}, now: time.Now}
+}
+
+type termReporter struct {
+	w         io.Writer
+	total     int
+	done      int
+	bytes     int64
+	active    map[string]int // source -> jobs running
+	drawn     bool
+	lastDraw  time.Time
+	now       func() time.Time
+	lastWidth int
+}
+
+// redrawEvery limits the redraws caused by byte counts.
+const redrawEvery = 100 * time.Millisecond
+
+func (t *termReporter) Begin(total int) { t.total = total; t.draw() }
+
+func (t *termReporter) Start(j Job) { t.active[j.Source]++; t.draw() }
+
+func (t *termReporter) Transferred(n int64) {
+	t.bytes += n
+	if t.now().Sub(t.lastDraw) >= redrawEvery {
+		t.draw()
+	}
+}
+
+func (t *termReporter) Warn(j Job, msg string) {
+	t.clear()
+	fmt.Fprintf(t.w, "warning: %s: %s\n", j.Source, msg)
+	t.draw()
+}
+
+func (t *termReporter) Done(r Result) {
+	t.done++
+	if t.active[r.Source]--; t.active[r.Source] <= 0 {
+		delete(t.active, r.Source)
+	}
+	if r.Status == Failed || r.Status == Planned {
+		t.clear()
+		fmt.Fprintln(t.w, resultLine(r))
+	}
+	t.draw()
+}
+
+func (t *termReporter) End(s Summary) {
+	t.clear()
+	fmt.Fprintln(t.w, summaryLine(s))
+}
+
+// maxStatus keeps the status line on one line of a narrow terminal.
+const maxStatus = 100
+
+func (t *termReporter) draw() {
+	var names []string
+	for s := range t.active {
+		names = append(names, s)
+	}
+	sort.Strings(names)
+	line := fmt.Sprintf("[%d/%d] %s", t.done, t.total, humanBytes(t.bytes))
+	if len(names) > 0 {
+		line += "  " + names[0]
+		if len(names) > 1 {
+			line += fmt.Sprintf(" (+%d)", len(names)-1)
+		}
+	}
+	if len(line) > maxStatus {
+		line = line[:maxStatus-1] + "…"
+	}
+	pad := ""
+	if t.lastWidth > len(line) {
+		pad = strings.Repeat(" ", t.lastWidth-len(line))
+	}
+	fmt.Fprintf(t.w, "\r%s%s", line, pad)
+	t.lastWidth = len(line)
+	t.drawn = true
+	t.lastDraw = t.now()
+}
+
+// clear erases the status line so that a permanent line can be printed.
+func (t *termReporter) clear() {
+	if t.drawn {
+		fmt.Fprintf(t.w, "\r%s\r", strings.Repeat(" ", t.lastWidth))
+		t.drawn = false
+		t.lastWidth = 0
+	}
+}

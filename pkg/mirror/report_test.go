@@ -1,0 +1,97 @@
+package mirror
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestResultLine(t *testing.T) {
+	j := Job{Source: "docker.io/library/nginx:1.25", Target: "sea.hub:5000/library/nginx:1.25"}
+	d := "sha256:4c0fdaa8b6341bfdeca5f18f7837462c80cff90527ee35ef185571e1c327beac"
+	for _, c := range []struct {
+		r    Result
+		want string
+	}{
+		{Result{Job: j, Destination: j.Target, Status: Copied, Digest: d, Bytes: 70_567_000}, "copied  docker.io/library/nginx:1.25 -> sea.hub:5000/library/nginx:1.25 (sha256:4c0fdaa8b634, 67.3 MiB)"},
+		{Result{Job: j, Destination: j.Target, Status: Skipped, Digest: d}, "skipped docker.io/library/nginx:1.25 -> sea.hub:5000/library/nginx:1.25 (present, sha256:4c0fdaa8b634)"},
+		{Result{Job: j, Destination: "oci:bundle", Status: Planned}, "would copy docker.io/library/nginx:1.25 -> oci:bundle"},
+		{Result{Job: j, Destination: j.Target, Status: Planned, Digest: d}, "would copy docker.io/library/nginx:1.25 -> sea.hub:5000/library/nginx:1.25 (" + d + ")"},
+		{Result{Job: j, Destination: j.Target, Status: Failed, Err: errors.New("boom")}, "failed  docker.io/library/nginx:1.25 -> sea.hub:5000/library/nginx:1.25: boom"},
+	} {
+		if got := resultLine(c.r); got != c.want {
+			t.Errorf("resultLine(%s):\n got %q\nwant %q", c.r.Status, got, c.want)
+		}
+	}
+}
+
+func TestHumanBytes(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 1536: "1.5 KiB", 5 << 20: "5.0 MiB", 3 << 30: "3.0 GiB"} {
+		if got := humanBytes(n); got != want {
+			t.Errorf("humanBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestSummaryLine(t *testing.T) {
+	s := Summary{Copied: 3, Skipped: 1, Failed: 1, Bytes: 2048, Elapsed: 1234 * time.Millisecond}
+	if got, want := summaryLine(s), "3 copied, 1 skipped, 1 failed, 2.0 KiB in 1.2s"; got != want {
+		t.Errorf("summaryLine = %q, want %q", got, want)
+	}
+	if got, want := summaryLine(Summary{Planned: 4}), "dry run: 4 images would be copied, 0 failed"; got != want {
+		t.Errorf("summaryLine = %q, want %q", got, want)
+	}
+}
+
+func TestLineReporter(t *testing.T) {
+	var b strings.Builder
+	r := NewLineReporter(&b)
+	j := Job{Source: "a/b:1", Target: "r/a/b:1"}
+	r.Begin(1)
+	r.Start(j)
+	r.Transferred(10)
+	r.Warn(j, "careful")
+	r.Done(Result{Job: j, Destination: j.Target, Status: Copied, Digest: "sha256:00", Bytes: 10})
+	r.End(Summary{Copied: 1, Bytes: 10})
+	want := "warning: a/b:1: careful\ncopied  a/b:1 -> r/a/b:1 (sha256:00, 10 B)\n1 copied, 0 skipped, 0 failed, 10 B in 0s\n"
+	if b.String() != want {
+		t.Errorf("output:\n%q\nwant:\n%q", b.String(), want)
+	}
+}
+
+func TestTerminalReporter(t *testing.T) {
+	var b strings.Builder
+	now := time.Unix(0, 0)
+	r := NewTerminalReporter(&b).(*termReporter)
+	r.now = func() time.Time { return now }
+	one, two := Job{Source: "x/one:1", Target: "r/x/one:1"}, Job{Source: "x/two:1", Target: "r/x/two:1"}
+	r.Begin(2)
+	r.Start(one)
+	r.Start(two)
+	mark := b.Len()
+	r.Transferred(2048) // within 100ms of the last draw: no redraw
+	if b.Len() != mark {
+		t.Errorf("redrew within %v: %q", redrawEvery, b.String()[mark:])
+	}
+	now = now.Add(redrawEvery)
+	r.Transferred(2048)
+	if !strings.HasSuffix(b.String(), "\r[0/2] 4.0 KiB  x/one:1 (+1)") {
+		t.Errorf("status line: %q", b.String())
+	}
+	r.Done(Result{Job: one, Destination: one.Target, Status: Copied})
+	r.Done(Result{Job: two, Destination: two.Target, Status: Failed, Err: errors.New("boom")})
+	r.End(Summary{Copied: 1, Failed: 1, Bytes: 4096})
+	out := b.String()
+	for _, want := range []string{"\r[1/2] 4.0 KiB  x/two:1", "failed  x/two:1 -> r/x/two:1: boom\n", "1 copied, 0 skipped, 1 failed, 4.0 KiB in 0s\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%q", want, out)
+		}
+	}
+	if strings.Contains(out, "copied  x/one") {
+		t.Errorf("the terminal display printed a line for a successful copy:\n%q", out)
+	}
+	if !strings.HasSuffix(out, "\r1 copied, 0 skipped, 1 failed, 4.0 KiB in 0s\n") {
+		t.Errorf("the summary does not replace the status line:\n%q", out)
+	}
+}
