@@ -137,8 +137,7 @@ func assertOnlyImagesChanged(t *testing.T, m *rewrite.Mapper, in, out []byte, im
 			}
 		}
 	}
-	inLines := strings.SplitAfter(string(in), "\n")
-	outLines := strings.SplitAfter(string(out), "\n")
+	inLines, outLines := yamlLines(in), yamlLines(out)
 	if len(inLines) != len(outLines) {
 		t.Fatalf("line count changed: %d -> %d", len(inLines), len(outLines))
 	}
@@ -204,4 +203,19 @@ func replaceAtColumns(t *testing.T, m *rewrite.Mapper, line string, locs []rewri
 		out = "\ufeff" + out
 	}
 	return out, true
+}
+
+// yamlLines splits data into lines, line breaks included, as yaml.v3 counts
+// them ("\r\n", "\r", "\n", NEL, LS, PS).
+func yamlLines(data []byte) []string {
+	starts := lineStarts(data)
+	lines := make([]string, len(starts))
+	for i, s := range starts {
+		end := len(data)
+		if i+1 < len(starts) {
+			end = starts[i+1]
+		}
+		lines[i] = string(data[s:end])
+	}
+	return lines
 }
