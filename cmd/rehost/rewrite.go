@@ -28,6 +28,11 @@ func newRewriteCmd(s streams) *cobra.Command {
 write the result to stdout. Everything but the rewritten image values is kept
 byte for byte: comments, key order, quoting, JSON stays JSON.
 
+Image references embedded in strings (container args and command, env values,
+ConfigMap data, annotations) are found but left as written unless
+--rewrite-embedded (config rewriteEmbedded: true) is given; one line on stderr
+says how many were left.
+
 PATH is a file, a directory (walked recursively for *.yaml, *.yml, *.json in
 lexical order) or - for stdin; no PATH reads stdin, so rehost works as a Helm
 post-renderer. On any error nothing is written to stdout, --output-dir or the
@@ -82,7 +87,15 @@ input files.`,
 			if err := files.Commit(); err != nil {
 				return err
 			}
-			return stdout.Commit(s.out)
+			if err := stdout.Commit(s.out); err != nil {
+				return err
+			}
+			if c, _ := mf.load(cmd); c.RewriteEmbedded {
+				reportEmbedded(s, rw, "rewritten (see the warnings)", "they are left as written")
+			} else {
+				reportEmbedded(s, rw, "rewritten", "--rewrite-embedded rewrites them, rehost images --embedded lists them")
+			}
+			return nil
 		},
 	}
 	mf.register(cmd)
@@ -122,9 +135,14 @@ func rewriteInPlace(rw *manifest.Rewriter, sts []stream, files *output.Staged) e
 }
 
 func rewriteToDir(rw *manifest.Rewriter, sts []stream, dir string, files *output.Staged) error {
+	// Stage in the nearest existing ancestor: same file system, and nothing
+	// new appears until Commit.
 	parent := filepath.Dir(filepath.Clean(dir))
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return err
+	for {
+		if _, err := os.Stat(parent); err == nil || filepath.Dir(parent) == parent {
+			break
+		}
+		parent = filepath.Dir(parent)
 	}
 	stage, err := os.MkdirTemp(parent, ".rehost-stage-*")
 	if err != nil {

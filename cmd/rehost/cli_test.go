@@ -1,0 +1,264 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// rehost runs the CLI in process.
+func rehost(t *testing.T, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = run(args, strings.NewReader(stdin), &o, &e)
+	return o.String(), e.String(), code
+}
+
+func writeFiles(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+const podNginx = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - {name: c, image: nginx:1.25}\n"
+const podBad = "apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\nspec:\n  containers:\n  - {name: c, image: Nginx}\n"
+
+func TestRewriteStdin(t *testing.T) {
+	want := strings.Replace(podNginx, "nginx:1.25", "sea.hub:5000/library/nginx:1.25", 1)
+	for _, args := range [][]string{{"rewrite"}, {"rewrite", "-"}} {
+		out, errOut, code := rehost(t, podNginx, args...)
+		if code != 0 || out != want || errOut != "" {
+			t.Errorf("%v: code %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+	}
+}
+
+func TestRewriteDirectory(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"b.yaml":         podNginx,
+		"a/x.yml":        "kind: ConfigMap\nmetadata: {name: c}", // no trailing newline
+		"c.json":         `{"kind": "Pod", "spec": {"containers": [{"image": "busybox"}]}}` + "\n",
+		"README.md":      "image: not a manifest",
+		".hidden/h.yaml": podBad,
+	})
+	out, errOut, code := rehost(t, "", "rewrite", dir)
+	if code != 0 {
+		t.Fatalf("code %d: %s", code, errOut)
+	}
+	want := "kind: ConfigMap\nmetadata: {name: c}\n---\n" +
+		strings.Replace(podNginx, "nginx:1.25", "sea.hub:5000/library/nginx:1.25", 1) +
+		"---\n" + `{"kind": "Pod", "spec": {"containers": [{"image": "sea.hub:5000/library/busybox"}]}}` + "\n"
+	if out != want {
+		t.Errorf("got:\n%s\nwant:\n%s", out, want)
+	}
+}
+
+func TestRewriteOutputDir(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"in/app/pod.yaml": podNginx, "in/pod.json": `{"kind":"Pod","spec":{"containers":[{"image":"nginx"}]}}`})
+	outDir := filepath.Join(dir, "out")
+	list := filepath.Join(dir, "imageList")
+	stdout, errOut, code := rehost(t, "", "rewrite", filepath.Join(dir, "in"), "--output-dir", outDir, "--image-list", list)
+	if code != 0 || stdout != "" {
+		t.Fatalf("code %d, stdout %q, stderr %s", code, stdout, errOut)
+	}
+	got, _ := os.ReadFile(filepath.Join(outDir, "app", "pod.yaml"))
+	if !strings.Contains(string(got), "image: sea.hub:5000/library/nginx:1.25") {
+		t.Errorf("app/pod.yaml:\n%s", got)
+	}
+	got, _ = os.ReadFile(filepath.Join(outDir, "pod.json"))
+	if string(got) != `{"kind":"Pod","spec":{"containers":[{"image":"sea.hub:5000/library/nginx"}]}}` {
+		t.Errorf("pod.json: %s", got)
+	}
+	got, _ = os.ReadFile(list)
+	if string(got) != "docker.io/library/nginx:1.25\ndocker.io/library/nginx:latest\n" {
+		t.Errorf("imageList: %q", got)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 3 {
+		t.Errorf("staging left behind: %v", entries)
+	}
+}
+
+// TestAllOrNothing: when any input fails, nothing is written: not to
+// stdout, not to --output-dir, not in place, not the image list.
+func TestAllOrNothing(t *testing.T) {
+	files := map[string]string{"a.yaml": podNginx, "b.yaml": podBad}
+	t.Run("stdout", func(t *testing.T) {
+		dir := writeFiles(t, files)
+		out, errOut, code := rehost(t, "", "rewrite", dir)
+		if code == 0 || out != "" {
+			t.Fatalf("code %d, stdout %q", code, out)
+		}
+		if !strings.Contains(errOut, filepath.Join(dir, "b.yaml")+":6: Pod bad: spec.containers[0].image") {
+			t.Errorf("stderr does not name file, line, object and field: %s", errOut)
+		}
+	})
+	t.Run("output-dir", func(t *testing.T) {
+		dir := writeFiles(t, files)
+		outDir := filepath.Join(dir, "out", "deep")
+		_, _, code := rehost(t, "", "rewrite", dir, "--output-dir", outDir, "--image-list", filepath.Join(dir, "list"))
+		if code == 0 {
+			t.Fatal("exit 0")
+		}
+		for _, p := range []string{filepath.Join(dir, "out"), filepath.Join(dir, "list")} {
+			if _, err := os.Stat(p); !os.IsNotExist(err) {
+				t.Errorf("%s exists after a failed run", p)
+			}
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+			t.Errorf("leftovers: %v", entries)
+		}
+	})
+	t.Run("in-place", func(t *testing.T) {
+		dir := writeFiles(t, files)
+		_, _, code := rehost(t, "", "rewrite", "--in-place", dir)
+		if code == 0 {
+			t.Fatal("exit 0")
+		}
+		if got, _ := os.ReadFile(filepath.Join(dir, "a.yaml")); string(got) != podNginx {
+			t.Errorf("a.yaml was changed by a failed run:\n%s", got)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+			t.Errorf("leftovers: %v", entries)
+		}
+	})
+}
+
+func TestRewriteInPlace(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"a.yaml": podNginx})
+	if err := os.Chmod(filepath.Join(dir, "a.yaml"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := rehost(t, "", "rewrite", "--in-place", filepath.Join(dir, "a.yaml"))
+	if code != 0 || out != "" {
+		t.Fatalf("code %d stdout %q stderr %s", code, out, errOut)
+	}
+	got, _ := os.ReadFile(filepath.Join(dir, "a.yaml"))
+	if !strings.Contains(string(got), "sea.hub:5000/library/nginx:1.25") {
+		t.Errorf("not rewritten:\n%s", got)
+	}
+	if st, _ := os.Stat(filepath.Join(dir, "a.yaml")); st.Mode().Perm() != 0o600 {
+		t.Errorf("mode changed to %v", st.Mode().Perm())
+	}
+	if _, errOut, code := rehost(t, podNginx, "rewrite", "--in-place"); code == 0 || !strings.Contains(errOut, "not a file") {
+		t.Errorf("--in-place on stdin: code %d, %s", code, errOut)
+	}
+}
+
+func TestImagesFormats(t *testing.T) {
+	in := podNginx + "---\n" + strings.Replace(podNginx, "nginx:1.25", "sea.hub:5000/library/busybox:1", 1) + "---\n" + strings.Replace(podNginx, "nginx:1.25", "quay.io/x/y", 1)
+	out, _, code := rehost(t, in, "images")
+	if code != 0 || out != "docker.io/library/nginx:1.25\nquay.io/x/y:latest\nsea.hub:5000/library/busybox:1\n" {
+		t.Errorf("text: %d %q", code, out)
+	}
+	out, _, _ = rehost(t, in, "images", "-o", "mapping")
+	if out != "docker.io/library/nginx:1.25\tsea.hub:5000/library/nginx:1.25\nquay.io/x/y:latest\tsea.hub:5000/x/y:latest\n" {
+		t.Errorf("mapping: %q", out)
+	}
+	out, _, _ = rehost(t, in, "images", "-o", "json")
+	var imgs []struct {
+		Source, Target, Action string
+		Occurrences            []map[string]any
+	}
+	if err := json.Unmarshal([]byte(out), &imgs); err != nil {
+		t.Fatal(err)
+	}
+	if len(imgs) != 3 || imgs[0].Occurrences[0]["file"] != "<stdin>" || imgs[0].Occurrences[0]["line"] != float64(6) ||
+		imgs[0].Occurrences[0]["field"] != "spec.containers[0].image" || imgs[0].Occurrences[0]["kind"] != "Pod" || imgs[2].Action != "in-target" {
+		t.Errorf("json: %s", out)
+	}
+	out, _, _ = rehost(t, "", "images", "-o", "json", "-")
+	if strings.TrimSpace(out) != "[]" {
+		t.Errorf("json of nothing: %q", out)
+	}
+	if _, errOut, code := rehost(t, in, "images", "-o", "yaml"); code == 0 || !strings.Contains(errOut, "want text, json or mapping") {
+		t.Errorf("bad -o: %d %s", code, errOut)
+	}
+}
+
+func TestFlagsAndConfig(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"config.yaml":  "apiVersion: rehost.dev/v1alpha1\nkind: RewriteConfig\nregistry: harbor.local\nexclude: [quay.io]\n",
+		"typo.yaml":    "registyr: x.io\n",
+		"collide.yaml": strings.Replace(podNginx, "nginx:1.25", "docker.io/team/app", 1) + "---\n" + strings.Replace(podNginx, "nginx:1.25", "quay.io/team/app", 1),
+	})
+	cfg := filepath.Join(dir, "config.yaml")
+	in := podNginx + "---\n" + strings.Replace(podNginx, "nginx:1.25", "quay.io/x/y:1", 1)
+	out, _, _ := rehost(t, in, "rewrite", "--config", cfg)
+	if !strings.Contains(out, "harbor.local/library/nginx:1.25") || !strings.Contains(out, "image: quay.io/x/y:1") {
+		t.Errorf("config not applied:\n%s", out)
+	}
+	out, _, _ = rehost(t, in, "rewrite", "--config", cfg, "--registry", "sea.hub:5000/mirror", "--exclude", "docker.io/library/nginx")
+	if !strings.Contains(out, "image: nginx:1.25") || !strings.Contains(out, "image: quay.io/x/y:1") {
+		t.Errorf("flags do not add to the config's exclusions:\n%s", out)
+	}
+	out, _, _ = rehost(t, in, "rewrite", "--registry", "sea.hub:5000/mirror")
+	if !strings.Contains(out, "sea.hub:5000/mirror/library/nginx:1.25") || !strings.Contains(out, "sea.hub:5000/mirror/x/y:1") {
+		t.Errorf("--registry with prefix:\n%s", out)
+	}
+	if _, errOut, code := rehost(t, in, "rewrite", "--config", filepath.Join(dir, "typo.yaml")); code == 0 || !strings.Contains(errOut, "registyr") {
+		t.Errorf("unknown config field: %d %s", code, errOut)
+	}
+	if _, errOut, code := rehost(t, in, "rewrite", "--path-style", "flat"); code == 0 || !strings.Contains(errOut, "pathStyle") {
+		t.Errorf("bad --path-style: %d %s", code, errOut)
+	}
+	out, errOut, code := rehost(t, "", "rewrite", filepath.Join(dir, "collide.yaml"))
+	if code == 0 || out != "" || !strings.Contains(errOut, "collision") || !strings.Contains(errOut, "collide.yaml:6") || !strings.Contains(errOut, "collide.yaml:13") {
+		t.Errorf("collision: %d %q %s", code, out, errOut)
+	}
+	out, _, code = rehost(t, "", "rewrite", "--path-style", "nest", filepath.Join(dir, "collide.yaml"))
+	if code != 0 || !strings.Contains(out, "sea.hub:5000/quay.io/team/app") || !strings.Contains(out, "sea.hub:5000/docker.io/team/app") {
+		t.Errorf("nest: %d\n%s", code, out)
+	}
+	if _, errOut, code := rehost(t, "", "rewrite", filepath.Join(dir, "missing.yaml")); code == 0 || !strings.Contains(errOut, "missing.yaml") {
+		t.Errorf("missing file: %d %s", code, errOut)
+	}
+	if _, errOut, code := rehost(t, "", "rewrite", "--in-place", "--output-dir", dir, dir); code == 0 || !strings.Contains(errOut, "exclude each other") {
+		t.Errorf("conflicting flags: %d %s", code, errOut)
+	}
+}
+
+func TestSkipInvalidFlag(t *testing.T) {
+	out, errOut, code := rehost(t, podBad+"---\n"+podNginx, "rewrite", "--skip-invalid")
+	if code != 0 || !strings.Contains(out, "image: Nginx}") || !strings.Contains(out, "sea.hub:5000/library/nginx:1.25") {
+		t.Errorf("code %d:\n%s", code, out)
+	}
+	if !strings.Contains(errOut, "warning: <stdin>:6: Pod bad") {
+		t.Errorf("stderr: %s", errOut)
+	}
+}
+
+func TestHelpHasExamples(t *testing.T) {
+	for _, cmd := range []string{"rewrite", "images"} {
+		out, _, code := rehost(t, "", cmd, "--help")
+		if code != 0 || !strings.Contains(out, "Examples:") || !strings.Contains(out, "--registry") {
+			t.Errorf("%s --help:\n%s", cmd, out)
+		}
+	}
+	out, _, code := rehost(t, "", "version")
+	if code != 0 || !strings.HasPrefix(out, "rehost ") {
+		t.Errorf("version: %d %q", code, out)
+	}
+}
+
+// TestExamples runs the README's first command on the bundled example.
+func TestExamples(t *testing.T) {
+	out, errOut, code := rehost(t, "", "rewrite", "../../testdata/examples/")
+	if code != 0 || errOut != "" {
+		t.Fatalf("code %d: %s", code, errOut)
+	}
+	if strings.Count(out, "sea.hub:5000/") < 9 {
+		t.Errorf("expected every example image rewritten:\n%s", out)
+	}
+}
