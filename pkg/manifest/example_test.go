@@ -1,0 +1,63 @@
+package manifest_test
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/rehost/rehost/pkg/manifest"
+	"github.com/rehost/rehost/pkg/rewrite"
+	"sigs.k8s.io/kustomize/kyaml/kio"
+)
+
+func ExampleRewriter_Rewrite() {
+	in := `apiVersion: v1
+kind: Pod
+metadata:
+  name: web # comments, quoting and order are kept
+spec:
+  containers:
+  - name: app
+    image: "nginx:1.25"
+`
+	rw, err := manifest.New(rewrite.Config{Registry: "sea.hub:5000"})
+	if err != nil {
+		panic(err)
+	}
+	if err := rw.Rewrite(os.Stdout, strings.NewReader(in), "pod.yaml"); err != nil {
+		panic(err)
+	}
+	fmt.Println(rw.Sources())
+	// Output:
+	// apiVersion: v1
+	// kind: Pod
+	// metadata:
+	//   name: web # comments, quoting and order are kept
+	// spec:
+	//   containers:
+	//   - name: app
+	//     image: "sea.hub:5000/library/nginx:1.25"
+	// [docker.io/library/nginx:1.25]
+}
+
+func ExampleRewriter_Filter() {
+	rw, err := manifest.New(rewrite.Config{Registry: "harbor.local/mirror"})
+	if err != nil {
+		panic(err)
+	}
+	err = kio.Pipeline{
+		Inputs:  []kio.Reader{&kio.ByteReader{Reader: strings.NewReader("kind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n      - image: ghcr.io/org/app:v2\n")}},
+		Filters: []kio.Filter{rw.Filter()},
+		Outputs: []kio.Writer{kio.ByteWriter{Writer: os.Stdout}},
+	}.Execute()
+	if err != nil {
+		panic(err)
+	}
+	// Output:
+	// kind: Deployment
+	// spec:
+	//   template:
+	//     spec:
+	//       containers:
+	//       - image: harbor.local/mirror/org/app:v2
+}
