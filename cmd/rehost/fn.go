@@ -24,20 +24,24 @@ ConfigMap NAME holding the sorted image list under data.imageList.
 
 Given files, it runs standalone: CONFIG is the functionConfig, FILE... (or - for
 stdin) the resources, and the rewritten resources are printed unwrapped.`
-	cmd.Example = `  # As a kustomize transformer (kustomization.yaml: transformers: [rehost.yaml]):
-  cat rehost.yaml
-  apiVersion: rehost.dev/v1alpha1
-  kind: RewriteConfig
-  metadata:
-    name: rehost
-    annotations:
-      config.kubernetes.io/function: |
-        exec: {path: /usr/local/bin/rehost, args: [fn]}
-  registry: sea.hub:5000
+	cmd.Example = `  # As a kustomize transformer: list rehost.yaml under transformers: in
+  # kustomization.yaml (see testdata/examples/kustomize), where rehost.yaml is
+  #   apiVersion: rehost.dev/v1alpha1
+  #   kind: RewriteConfig
+  #   metadata:
+  #     name: rehost
+  #     annotations:
+  #       config.kubernetes.io/function: |
+  #         exec: {path: rehost, args: [fn]}
+  #   registry: sea.hub:5000
   kustomize build --enable-alpha-plugins --enable-exec .
 
+  # On a directory, in place; --exec-path runs its program without arguments,
+  # so give it a wrapper (printf '#!/bin/sh\nexec rehost fn "$@"\n' > rehost-fn):
+  kustomize fn run manifests/ --enable-exec --exec-path ./rehost-fn -- registry=sea.hub:5000 exclude=quay.io
+
   # On a ResourceList:
-  kustomize cfg cat --wrap-kind ResourceList manifests/ | rehost fn
+  kustomize cfg cat manifests/ --wrap-kind ResourceList --wrap-version config.kubernetes.io/v1 | rehost fn
 
   # Standalone, on files:
   rehost fn rehost.yaml deployment.yaml`
