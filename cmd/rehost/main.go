@@ -6,10 +6,18 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 )
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	args := os.Args[1:]
+	// Invoked as rehost-fn (a symlink), rehost is the KRM function: for
+	// "kustomize fn run --exec-path", which passes no arguments.
+	if strings.TrimSuffix(filepath.Base(os.Args[0]), ".exe") == "rehost-fn" {
+		args = append([]string{"fn"}, args...)
+	}
+	os.Exit(run(args, os.Stdin, os.Stdout, os.Stderr))
 }
 
 // run executes the command line and returns the exit code: 0 on success,

@@ -31,7 +31,7 @@ type CollisionError struct {
 }
 
 func (e *CollisionError) Error() string {
-	return fmt.Sprintf("image collision: %s (%s) and %s (%s) both map to %s; use --path-style nest or --exclude one of them",
+	return fmt.Sprintf("image collision: %s (%s) and %s (%s) both map to %s; use path style nest (--path-style nest, pathStyle: nest) or exclude one of them",
 		e.First.Source.RepositoryName(), e.First.Location, e.Second.Source.RepositoryName(), e.Second.Location, e.Target)
 }
 
