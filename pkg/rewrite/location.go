@@ -8,10 +8,12 @@ import (
 // Location is where an image occurs: the input, the line, the object and the
 // field path inside it.
 type Location struct {
-	File      string `json:"file"`
-	Line      int    `json:"line,omitempty"`
+	File string `json:"file"`
+	Line int    `json:"line,omitempty"`
 	// Column is the 1-based column, in characters, where the value starts
-	// (its opening quote, tag or anchor included).
+	// (its opening quote, tag or anchor included). For a reference that is
+	// only part of a string (embedded, or the repository of a composed
+	// reference) it is where that part starts.
 	Column    int    `json:"column,omitempty"`
 	Kind      string `json:"kind,omitempty"`
 	Namespace string `json:"namespace,omitempty"`
@@ -21,6 +23,11 @@ type Location struct {
 	Field string `json:"field,omitempty"`
 	// Value is the image reference as written at this place.
 	Value string `json:"value,omitempty"`
+	// Embedded marks an image reference found inside a string value
+	// (a container argument, an env value, ConfigMap data, an annotation)
+	// rather than in an image field. Line and Column are then those of the
+	// reference itself, inside the string.
+	Embedded bool `json:"embedded,omitempty"`
 	// Origin says where the image came from when it is not an image field of
 	// a manifest, for example "annotation" for a chart's helm.sh/images.
 	Origin string `json:"origin,omitempty"`
