@@ -32,6 +32,10 @@ type testRegistry struct {
 	host string
 	srv  *httptest.Server
 
+	// delay is added to every request, as the round trip to a remote
+	// registry would.
+	delay time.Duration
+
 	mu       sync.Mutex
 	reqs     []string // "METHOD /path?query"
 	inject   func(r *http.Request) int
@@ -57,6 +61,7 @@ func serveRegistry(t testing.TB, h http.Handler) *testRegistry {
 			r.injected++
 		}
 		r.mu.Unlock()
+		time.Sleep(r.delay)
 		if code != 0 {
 			io.Copy(io.Discard, req.Body)
 			http.Error(w, http.StatusText(code), code)

@@ -92,6 +92,7 @@ func (m *Mirror) Import(ctx context.Context, dir string, mapper *rewrite.Mapper)
 		return Summary{}, fmt.Errorf("%s: index.json: %w", dir, err)
 	}
 	var tasks []task
+	var notices []notice
 	for i, d := range im.Manifests {
 		src := layoutSource(d)
 		t := task{Job: Job{Source: src}, origin: layoutOrigin{index: ii, desc: d}}
@@ -108,7 +109,7 @@ func (m *Mirror) Import(ctx context.Context, dir string, mapper *rewrite.Mapper)
 			continue
 		}
 		if mp.Action != rewrite.Rewritten {
-			m.warn(t.Job, fmt.Sprintf("not pushed: the mapping leaves it where it is (%s)", mp.Action))
+			notices = append(notices, notice{t.Job, fmt.Sprintf("not pushed: the mapping leaves it where it is (%s)", mp.Action)})
 			continue
 		}
 		t.Job.Target = mp.Target.Qualified()
@@ -121,7 +122,7 @@ func (m *Mirror) Import(ctx context.Context, dir string, mapper *rewrite.Mapper)
 		}
 		tasks = append(tasks, t)
 	}
-	return m.run(ctx, tasks), nil
+	return m.run(ctx, tasks, notices...), nil
 }
 
 // layoutSource is the source reference recorded on a layout descriptor.
@@ -200,10 +201,11 @@ func (t *layoutTarget) open() error {
 	return nil
 }
 
-func (t *layoutTarget) has(_ context.Context, j Job, h v1.Hash) (bool, error) {
+func (t *layoutTarget) current(_ context.Context, j Job) (v1.Hash, bool, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.have[j.Source] == h, nil
+	h, ok := t.have[j.Source]
+	return h, ok, nil
 }
 
 func (t *layoutTarget) put(_ context.Context, j Job, a artifact) error {

@@ -162,8 +162,8 @@ type origin interface {
 
 // target is where an image is written.
 type target interface {
-	// has reports whether the destination already holds digest h for j.
-	has(ctx context.Context, j Job, h v1.Hash) (bool, error)
+	// current returns the digest the destination holds for j, if any.
+	current(ctx context.Context, j Job) (h v1.Hash, ok bool, err error)
 	// put writes the image.
 	put(ctx context.Context, j Job, a artifact) error
 	// downloads says whether bytes are counted as downloaded (layouts)
@@ -190,10 +190,21 @@ func (a artifact) digest() (v1.Hash, error) {
 	}
 }
 
+// notice is a warning found while preparing the tasks.
+type notice struct {
+	job Job
+	msg string
+}
+
 // run copies the tasks, Options.Jobs at a time, and sums up.
-func (m *Mirror) run(ctx context.Context, tasks []task) Summary {
+func (m *Mirror) run(ctx context.Context, tasks []task, notices ...notice) Summary {
 	start := time.Now()
-	m.report(func(r Reporter) { r.Begin(len(tasks)) })
+	m.report(func(r Reporter) {
+		r.Begin(len(tasks))
+		for _, n := range notices {
+			r.Warn(n.job, n.msg)
+		}
+	})
 	results := make([]Result, len(tasks))
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -263,20 +274,20 @@ func (m *Mirror) transfer(ctx context.Context, t task, res *Result) error {
 		}
 		return nil
 	}
-	want, err := t.origin.digest(ctx)
+	// The target first: when it lacks the image, the source digest is not
+	// needed and the copy saves a request.
+	cur, present, err := t.target.current(ctx, t.Job)
 	if err != nil {
 		return err
 	}
-	skip := func(h v1.Hash) (bool, error) {
-		ok, err := t.target.has(ctx, t.Job, h)
-		if ok {
-			res.Status, res.Digest = Skipped, h.String()
-		}
-		return ok, err
-	}
-	if len(m.opts.Platforms) == 0 {
-		if ok, err := skip(want); ok || err != nil {
+	if present && len(m.opts.Platforms) == 0 {
+		want, err := t.origin.digest(ctx)
+		if err != nil {
 			return err
+		}
+		if want == cur {
+			res.Status, res.Digest = Skipped, cur.String()
+			return nil
 		}
 	}
 	a, err := t.origin.get(ctx)
@@ -291,8 +302,9 @@ func (m *Mirror) transfer(ctx context.Context, t task, res *Result) error {
 		if err != nil {
 			return err
 		}
-		if ok, err := skip(h); ok || err != nil {
-			return err
+		if present && h == cur {
+			res.Status, res.Digest = Skipped, cur.String()
+			return nil
 		}
 	}
 	if err := t.target.put(ctx, t.Job, a); err != nil {
@@ -375,17 +387,17 @@ type registryTarget struct {
 
 func (t registryTarget) downloads() bool { return false }
 
-func (t registryTarget) has(ctx context.Context, _ Job, h v1.Hash) (bool, error) {
+func (t registryTarget) current(ctx context.Context, _ Job) (v1.Hash, bool, error) {
 	d, err := t.m.puller.Head(ctx, t.ref.write())
 	if err != nil {
 		var te *transport.Error
 		if errors.As(err, &te) && (te.StatusCode == http.StatusNotFound || te.StatusCode == http.StatusForbidden || te.StatusCode == http.StatusUnauthorized) {
 			// Absent, or not readable with push-only credentials: write it.
-			return false, nil
+			return v1.Hash{}, false, nil
 		}
-		return false, err
+		return v1.Hash{}, false, err
 	}
-	return d.Digest == h, nil
+	return d.Digest, true, nil
 }
 
 func (t registryTarget) put(ctx context.Context, _ Job, a artifact) error {

@@ -1,0 +1,470 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/types"
+)
+
+// syncBuffer is a bytes.Buffer safe for the registry's output goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startRegistry runs the CNCF distribution registry on a free 127.0.0.1
+// port with filesystem storage in a temporary directory, and stops it by
+// its PID when the test ends. It returns "127.0.0.1:PORT".
+func startRegistry(t *testing.T) string {
+	t.Helper()
+	bin := needTool(t, "registry")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := l.Addr().String()
+	l.Close()
+	dir := t.TempDir()
+	config := filepath.Join(dir, "config.yml")
+	yaml := fmt.Sprintf(`version: 0.1
+log:
+  level: warn
+  accesslog:
+    disabled: true
+storage:
+  filesystem:
+    rootdirectory: %s
+http:
+  addr: %s
+`, filepath.Join(dir, "data"), host)
+	if err := os.WriteFile(config, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "serve", config)
+	var log syncBuffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	t.Cleanup(func() {
+		if p, err := os.FindProcess(pid); err == nil {
+			p.Kill()
+		}
+		cmd.Wait()
+		if t.Failed() {
+			lines := strings.Split(log.String(), "\n")
+			t.Logf("registry %s output (last lines):\n%s", host, strings.Join(lines[max(0, len(lines)-30):], "\n"))
+		}
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		resp, err := http.Get("http://" + host + "/v2/")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return host
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("registry on %s did not start: %v\n%s", host, err, log.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// seedIndex pushes a random multi-platform index and returns its digest.
+func seedIndex(t *testing.T, ref string, platforms ...string) string {
+	t.Helper()
+	var adds []mutate.IndexAddendum
+	for _, p := range platforms {
+		img, err := random.Image(2048, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pl, err := v1.ParsePlatform(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		adds = append(adds, mutate.IndexAddendum{Add: img, Descriptor: v1.Descriptor{Platform: pl}})
+	}
+	idx := mutate.IndexMediaType(mutate.AppendManifests(empty.Index, adds...), types.OCIImageIndex)
+	return seed(t, ref, idx)
+}
+
+// seed pushes an image or index and returns its digest.
+func seed(t *testing.T, ref string, x interface {
+	remote.Taggable
+	Digest() (v1.Hash, error)
+}) string {
+	t.Helper()
+	r, err := name.ParseReference(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Push(r, x); err != nil {
+		t.Fatalf("seeding %s: %v", ref, err)
+	}
+	d, err := x.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.String()
+}
+
+// digestOf resolves a reference with a HEAD request, "" when it does not
+// resolve.
+func digestOf(t *testing.T, ref string) string {
+	t.Helper()
+	r, err := name.ParseReference(ref)
+	if err != nil {
+		t.Fatalf("%s: %v", ref, err)
+	}
+	d, err := remote.Head(r)
+	if err != nil {
+		return ""
+	}
+	return d.Digest.String()
+}
+
+// children lists the child manifests of an index ("" for an image).
+func children(t *testing.T, ref string) []v1.Hash {
+	t.Helper()
+	r, _ := name.ParseReference(ref)
+	d, err := remote.Get(r)
+	if err != nil {
+		t.Fatalf("%s: %v", ref, err)
+	}
+	if !d.MediaType.IsIndex() {
+		return nil
+	}
+	idx, err := d.ImageIndex()
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []v1.Hash
+	for _, m := range im.Manifests {
+		out = append(out, m.Digest)
+	}
+	return out
+}
+
+// mirrorFixture is a source registry seeded with images and a manifest
+// that pulls them.
+type mirrorFixture struct {
+	src, dst string
+	dir      string
+	manifest string
+	digests  map[string]string // source reference as written -> digest
+	excluded string
+}
+
+func newMirrorFixture(t *testing.T) *mirrorFixture {
+	f := &mirrorFixture{src: startRegistry(t), dst: startRegistry(t), dir: t.TempDir(), digests: map[string]string{}}
+	s := f.src
+	f.digests[s+"/team/app:1.0"] = seedIndex(t, s+"/team/app:1.0", "linux/amd64", "linux/arm64", "linux/arm/v7")
+	f.digests[s+"/library/base:2"] = seedIndex(t, s+"/library/base:2", "linux/amd64", "windows/amd64")
+	single, err := random.Image(4096, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.digests[s+"/tools/single:0.1"] = seed(t, s+"/tools/single:0.1", single)
+	pinned := seedIndex(t, s+"/team/pinned:1", "linux/amd64", "linux/arm64")
+	f.digests[s+"/team/pinned@"+pinned] = pinned
+	both := seedIndex(t, s+"/team/both:3", "linux/amd64")
+	f.digests[s+"/team/both:3@"+both] = both
+	f.excluded = s + "/vendor/excluded:1"
+	seedIndex(t, f.excluded, "linux/amd64")
+
+	var b strings.Builder
+	b.WriteString("# images from a private source registry\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: app\nspec:\n  template:\n    spec:\n      initContainers:\n      - name: init\n        image: " + s + "/tools/single:0.1\n      containers:\n")
+	i := 0
+	for ref := range f.digests {
+		if strings.Contains(ref, "single") {
+			continue
+		}
+		fmt.Fprintf(&b, "      - name: c%d\n        image: %q\n", i, ref)
+		i++
+	}
+	fmt.Fprintf(&b, "      - name: vendor\n        image: %s  # stays as written\n", f.excluded)
+	f.manifest = filepath.Join(f.dir, "deploy.yaml")
+	if err := os.WriteFile(f.manifest, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+var imageLine = regexp.MustCompile(`image: "?([^"\s]+)"?`)
+
+// TestMirrorRealRegistry rewrites a manifest for a private registry, mirrors
+// its images there with rehost mirror, and checks that every rewritten
+// reference resolves in the target with the source's digest.
+func TestMirrorRealRegistry(t *testing.T) {
+	f := newMirrorFixture(t)
+	mapping := []string{"--registry", f.dst, "--exclude", f.src + "/vendor"}
+
+	rewritten := run(t, nil, rehostBin(), append([]string{"rewrite", f.manifest}, mapping...)...)
+	pairs := map[string]string{} // rewritten reference -> source reference
+	for _, line := range strings.Split(strings.TrimSpace(string(run(t, nil, rehostBin(), append([]string{"images", "-o", "mapping", f.manifest}, mapping...)...))), "\n") {
+		src, dst, _ := strings.Cut(line, "\t")
+		pairs[dst] = src
+	}
+	if len(pairs) != len(f.digests) {
+		t.Fatalf("%d images to mirror, want %d: %v", len(pairs), len(f.digests), pairs)
+	}
+
+	out, errOut, err := runErr(nil, rehostBin(), append([]string{"mirror", "--insecure", "--progress", "plain", f.manifest}, mapping...)...)
+	if err != nil {
+		t.Fatalf("rehost mirror: %v\n%s", err, errOut)
+	}
+	if len(out) != 0 {
+		t.Errorf("rehost mirror wrote to stdout: %q", out)
+	}
+	if want := fmt.Sprintf("%d copied, 0 skipped, 0 failed", len(f.digests)); !bytes.Contains(errOut, []byte(want)) {
+		t.Errorf("stderr lacks %q:\n%s", want, errOut)
+	}
+
+	// Every rewritten reference resolves in the target, with the digest of
+	// the source, and so does every platform of the indexes.
+	refs := imageLine.FindAllStringSubmatch(string(rewritten), -1)
+	checked := 0
+	for _, m := range refs {
+		ref := m[1]
+		if !strings.HasPrefix(ref, f.dst+"/") {
+			if ref != f.excluded {
+				t.Errorf("%s: not rewritten", ref)
+			}
+			continue
+		}
+		src, ok := pairs[ref]
+		if !ok {
+			t.Errorf("%s: not in the image mapping %v", ref, pairs)
+			continue
+		}
+		want := digestOf(t, src)
+		if want == "" {
+			t.Fatalf("source %s does not resolve", src)
+		}
+		if got := digestOf(t, ref); got != want {
+			t.Errorf("%s: digest %q in the target, want the source's %s", ref, got, want)
+		}
+		repo := repoOf(ref)
+		for _, c := range children(t, src) {
+			if digestOf(t, repo+"@"+c.String()) != c.String() {
+				t.Errorf("%s: platform manifest %s missing in the target", ref, c)
+			}
+		}
+		checked++
+	}
+	if checked != len(f.digests) {
+		t.Errorf("checked %d rewritten references, want %d", checked, len(f.digests))
+	}
+	if digestOf(t, f.dst+"/vendor/excluded:1") != "" {
+		t.Error("the excluded image was copied")
+	}
+
+	// A re-run copies nothing.
+	_, errOut = mustMirror(t, append([]string{f.manifest, "--insecure", "--progress", "plain"}, mapping...)...)
+	if want := fmt.Sprintf("0 copied, %d skipped, 0 failed, 0 B", len(f.digests)); !bytes.Contains(errOut, []byte(want)) {
+		t.Errorf("re-run: stderr lacks %q:\n%s", want, errOut)
+	}
+
+	// --pin prints the pinned target of every image.
+	out, _ = mustMirror(t, append([]string{f.manifest, "--insecure", "--dry-run", "--pin", "--progress", "none"}, mapping...)...)
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != len(f.digests) {
+		t.Fatalf("--pin printed %d lines, want %d:\n%s", len(lines), len(f.digests), out)
+	}
+	for _, l := range lines {
+		src, pinned, _ := strings.Cut(l, "\t")
+		want := digestOf(t, src)
+		if !strings.HasPrefix(pinned, f.dst+"/") || !strings.HasSuffix(pinned, "@"+want) || digestOf(t, pinned) != want {
+			t.Errorf("--pin: %q does not pin %s to %s", pinned, src, want)
+		}
+	}
+}
+
+// repoOf is the repository of a reference: "h:5000/a/b:1@sha256:…" -> "h:5000/a/b".
+func repoOf(ref string) string {
+	ref, _, _ = strings.Cut(ref, "@")
+	if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {
+		ref = ref[:i]
+	}
+	return ref
+}
+
+// mustMirror runs rehost mirror and returns its stdout and stderr.
+func mustMirror(t *testing.T, args ...string) ([]byte, []byte) {
+	t.Helper()
+	out, errOut, err := runErr(nil, rehostBin(), append([]string{"mirror"}, args...)...)
+	if err != nil {
+		t.Fatalf("rehost mirror %v: %v\n%s", args, err, errOut)
+	}
+	return out, errOut
+}
+
+// TestMirrorOCIRoundTrip writes the images into an OCI layout and pushes
+// the layout into a registry under another prefix.
+func TestMirrorOCIRoundTrip(t *testing.T) {
+	f := newMirrorFixture(t)
+	bundle := filepath.Join(f.dir, "bundle")
+	mustMirror(t, "--to-oci", bundle, "--exclude", f.src+"/vendor", "--progress", "plain", f.manifest)
+	if _, err := os.Stat(filepath.Join(bundle, "index.json")); err != nil {
+		t.Fatal(err)
+	}
+	// The other side of the air gap: another registry (here a prefix).
+	_, errOut := mustMirror(t, "--from-oci", bundle, "--registry", f.dst+"/offline", "--insecure", "--progress", "plain")
+	if want := fmt.Sprintf("%d copied, 0 skipped, 0 failed", len(f.digests)); !bytes.Contains(errOut, []byte(want)) {
+		t.Errorf("stderr lacks %q:\n%s", want, errOut)
+	}
+	// The manifests rewritten for that registry resolve, with the source digests.
+	rewritten := run(t, nil, rehostBin(), "rewrite", "--registry", f.dst+"/offline", "--exclude", f.src+"/vendor", f.manifest)
+	n := 0
+	for _, m := range imageLine.FindAllStringSubmatch(string(rewritten), -1) {
+		ref := m[1]
+		if !strings.HasPrefix(ref, f.dst+"/offline/") {
+			continue
+		}
+		n++
+		src := f.src + strings.TrimPrefix(ref, f.dst+"/offline")
+		if got, want := digestOf(t, ref), digestOf(t, src); got != want || got == "" {
+			t.Errorf("%s: digest %q after the round trip, want %q", ref, got, want)
+		}
+	}
+	if n != len(f.digests) {
+		t.Errorf("checked %d references, want %d", n, len(f.digests))
+	}
+}
+
+// TestMirrorMountsSharedLayers copies two images that share a large layer
+// into two repositories: the second mounts it instead of uploading it.
+func TestMirrorMountsSharedLayers(t *testing.T) {
+	src, dst := startRegistry(t), startRegistry(t)
+	layer, err := random.Layer(1<<20, types.DockerLayer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := mutate.AppendLayers(empty.Image, layer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	two, err := mutate.Config(one, v1.Config{Labels: map[string]string{"image": "two"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed(t, src+"/a/one:1", one)
+	seed(t, src+"/b/two:1", two)
+	list := filepath.Join(t.TempDir(), "imageList")
+	os.WriteFile(list, []byte("# two images, one layer\n"+src+"/a/one:1\n\n"+src+"/b/two:1\n"), 0o644)
+	_, errOut := mustMirror(t, "--image-list", list, "--registry", dst, "--insecure", "--jobs", "1", "--progress", "plain")
+	first := regexp.MustCompile(`copied  \S+/a/one:1 -> \S+ \(sha256:\w+, ([\d.]+ MiB)\)`).FindSubmatch(errOut)
+	second := regexp.MustCompile(`copied  \S+/b/two:1 -> \S+ \(sha256:\w+, ([\d.]+ (B|KiB))\)`).FindSubmatch(errOut)
+	if first == nil || second == nil {
+		t.Errorf("the first image should upload the 1 MiB layer, the second only its config and manifest:\n%s", errOut)
+	}
+	for _, r := range []string{"/a/one:1", "/b/two:1"} {
+		if got, want := digestOf(t, dst+r), digestOf(t, src+r); got != want || got == "" {
+			t.Errorf("%s: digest %q, want %q", r, got, want)
+		}
+	}
+}
+
+// TestMirrorFailureExitStatus: one missing image fails the run, after the
+// others were copied, and is named on stderr.
+func TestMirrorFailureExitStatus(t *testing.T) {
+	src, dst := startRegistry(t), startRegistry(t)
+	img, err := random.Image(1024, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed(t, src+"/ok/image:1", img)
+	list := []byte(src + "/ok/image:1\n" + src + "/missing/image:1\n")
+	out, errOut, err := runErr(list, rehostBin(), "mirror", "--image-list", "-", "--registry", dst, "--insecure", "--progress", "plain")
+	if err == nil {
+		t.Fatalf("rehost mirror succeeded with a missing image:\n%s", errOut)
+	}
+	if len(out) != 0 {
+		t.Errorf("stdout on failure: %q", out)
+	}
+	for _, want := range []string{"1 copied, 0 skipped, 1 failed", "mirror: 1 of 2 images failed", src + "/missing/image:1 -> " + dst + "/missing/image:1"} {
+		if !bytes.Contains(errOut, []byte(want)) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if digestOf(t, dst+"/ok/image:1") == "" {
+		t.Error("the good image was not copied")
+	}
+}
+
+// TestMirrorDryRunAndFlags needs no registry: a dry run makes no request.
+func TestMirrorDryRunAndFlags(t *testing.T) {
+	list := []byte("# a sealer imageList\nnginx:1.25\n\nregistry.k8s.io/pause:3.9\nquay.io/skip/me:1\n")
+	out, errOut, err := runErr(list, rehostBin(), "mirror", "--image-list", "-", "--registry", "sea.hub:5000", "--exclude", "quay.io", "--dry-run", "--progress", "plain")
+	if err != nil {
+		t.Fatalf("dry run: %v\n%s", err, errOut)
+	}
+	if len(out) != 0 {
+		t.Errorf("a dry run without --pin wrote to stdout: %q", out)
+	}
+	want := "would copy docker.io/library/nginx:1.25 -> sea.hub:5000/library/nginx:1.25\n" +
+		"would copy registry.k8s.io/pause:3.9 -> sea.hub:5000/pause:3.9\n" +
+		"dry run: 2 images would be copied, 0 failed\n"
+	if string(errOut) != want {
+		t.Errorf("dry run stderr:\n%s\nwant:\n%s", errOut, want)
+	}
+	out, errOut, _ = runErr(list, rehostBin(), "mirror", "--image-list", "-", "--to-oci", filepath.Join(t.TempDir(), "b"), "--dry-run", "--progress", "plain")
+	if !bytes.Contains(errOut, []byte("would copy docker.io/library/nginx:1.25 -> oci:")) {
+		t.Errorf("dry run to a layout:\n%s", errOut)
+	}
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--progress", "fancy"}, "--progress fancy"},
+		{[]string{"--jobs", "0"}, "--jobs 0"},
+		{[]string{"--to-oci", "a", "--from-oci", "b"}, "exclude each other"},
+		{[]string{"--from-oci", "b", "x.yaml"}, "takes no PATH"},
+		{[]string{"--platform", "/amd64", "--image-list", "-"}, "--platform"},
+		{[]string{"--ca-file", "/nonexistent/ca.pem", "--image-list", "-"}, "--ca-file"},
+		{[]string{"--image-list", "-"}, "<stdin>:2"},
+	} {
+		_, errOut, err := runErr([]byte("nginx:1.25\nUPPER/case:1\n"), rehostBin(), append([]string{"mirror", "--dry-run"}, c.args...)...)
+		if err == nil || !bytes.Contains(errOut, []byte(c.want)) {
+			t.Errorf("rehost mirror %v: err %v, stderr %q; want an error mentioning %q", c.args, err, errOut, c.want)
+		}
+	}
+}
