@@ -126,6 +126,7 @@ type ImageError struct {
 	Err error
 }
 
+// Error is "SOURCE -> TARGET: reason".
 func (e *ImageError) Error() string {
 	if e.Job.Target == "" {
 		return fmt.Sprintf("%s: %v", e.Job.Source, e.Err)
@@ -133,4 +134,5 @@ func (e *ImageError) Error() string {
 	return fmt.Sprintf("%s -> %s: %v", e.Job.Source, e.Job.Target, e.Err)
 }
 
+// Unwrap returns the reason, for errors.Is and errors.As.
 func (e *ImageError) Unwrap() error { return e.Err }

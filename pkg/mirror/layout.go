@@ -43,8 +43,8 @@ const (
 // descriptor in index.json carries the source reference (AnnotationSource,
 // AnnotationRefName, AnnotationContainerdName) and the target
 // (AnnotationTarget); an image already there with the same digest is
-// skipped, one whose source moved to another digest is replaced. Blobs are
-// written once whatever the number of images sharing them. The returned
+// skipped, one whose source moved to another digest is replaced. A blob
+// already in the layout is not written again. The returned
 // error is about the layout itself; per-image failures are in the Summary.
 func (m *Mirror) Export(ctx context.Context, jobs []Job, dir string) (Summary, error) {
 	dest := &layoutTarget{dir: dir}

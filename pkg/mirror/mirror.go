@@ -19,9 +19,9 @@ import (
 // DefaultJobs is how many images are copied at once by default.
 const DefaultJobs = 4
 
-// DefaultBackoff is the retry schedule by default: up to three attempts,
+// defaultBackoff is the retry schedule by default: up to three attempts,
 // one second apart then three.
-var DefaultBackoff = remote.Backoff{Duration: time.Second, Factor: 3, Jitter: 0.1, Steps: 3}
+var defaultBackoff = remote.Backoff{Duration: time.Second, Factor: 3, Jitter: 0.1, Steps: 3}
 
 // Options configure a Mirror. The zero value is ready to use.
 type Options struct {
@@ -57,7 +57,7 @@ type Options struct {
 	// RootCAs and the TLS part of Insecure are not applied.
 	Transport http.RoundTripper
 	// Backoff is the retry schedule for 5xx, 429 and connection errors; a
-	// zero value means DefaultBackoff.
+	// zero value means three attempts, one second apart then three.
 	Backoff remote.Backoff
 	// Reporter receives progress; nil discards it.
 	Reporter Reporter
@@ -87,7 +87,7 @@ func New(o Options) (*Mirror, error) {
 		o.Jobs = DefaultJobs
 	}
 	if o.Backoff.Steps == 0 {
-		o.Backoff = DefaultBackoff
+		o.Backoff = defaultBackoff
 	}
 	if o.Keychain == nil {
 		o.Keychain = authn.DefaultKeychain
