@@ -27,6 +27,7 @@ func ExampleImages() {
 	}
 	// Output:
 	// docker.io/library/nginx:1.25 -> sea.hub:5000/library/nginx:1.25
+	// docker.io/team/sub-a-migrate:1.0 -> sea.hub:5000/team/sub-a-migrate:1.0
 	// docker.io/team/sub-a:2.0-parent -> sea.hub:5000/team/sub-a:2.0-parent
 	// docker.io/team/sub-c:9.9 -> sea.hub:5000/team/sub-c:9.9
 	// ghcr.io/parent/agent:v0.4.2 -> sea.hub:5000/parent/agent:v0.4.2

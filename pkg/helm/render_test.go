@@ -58,12 +58,13 @@ func mustRender(t *testing.T, chart string, opts Options) *rendered.Chart {
 func TestSubcharts(t *testing.T) {
 	base := []string{
 		"docker.io/library/nginx:1.25",
-		"docker.io/library/redis:7.2",     // sub-b, as "worker"
-		"docker.io/team/sub-a:2.0-parent", // the parent's tag, not sub-a's 1.0-default
-		"ghcr.io/parent/agent:v0.4.2",     // the DaemonSet of a two-document template
-		"quay.io/parent/operand:3.1",      // parent's annotation
-		"quay.io/sub-b/sidecar:1.2",       // worker's annotation
-		"registry.k8s.io/pause:3.9",       // an init container
+		"docker.io/library/redis:7.2",      // sub-b, as "worker"
+		"docker.io/team/sub-a-migrate:1.0", // imported from sub-a's values (import-values)
+		"docker.io/team/sub-a:2.0-parent",  // the parent's tag, not sub-a's 1.0-default
+		"ghcr.io/parent/agent:v0.4.2",      // the DaemonSet of a two-document template
+		"quay.io/parent/operand:3.1",       // parent's annotation
+		"quay.io/sub-b/sidecar:1.2",        // worker's annotation
+		"registry.k8s.io/pause:3.9",        // an init container
 	}
 	without := func(drop ...string) []string {
 		return slices.DeleteFunc(slices.Clone(base), func(s string) bool { return slices.Contains(drop, s) })
@@ -92,7 +93,7 @@ func TestSubcharts(t *testing.T) {
 			with("docker.io/team/sub-c:9.9", "quay.io/sub-c/operand:9.9")},
 		{"condition disables sub-a",
 			values.Options{Values: []string{"sub-a.enabled=false"}},
-			without("docker.io/team/sub-a:2.0-parent")},
+			without("docker.io/team/sub-a:2.0-parent", "docker.io/team/sub-a-migrate:1.0")},
 		{"tag disables the aliased sub-b and its annotation",
 			values.Options{Values: []string{"tags.backend=false"}},
 			without("docker.io/library/redis:7.2", "quay.io/sub-b/sidecar:1.2")},
@@ -362,5 +363,25 @@ func TestSplitManifest(t *testing.T) {
 				t.Errorf("the documents do not join back into the manifest:\n%q\nwant:\n%q", joined, tt.in)
 			}
 		})
+	}
+}
+
+// TestRenderChart renders a loaded chart with a values map, as a Go program
+// holding its values would, and gets what Render gives with --set.
+func TestRenderChart(t *testing.T) {
+	ch, err := Load(chartPath("parent"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := RenderChart(ch, map[string]interface{}{"sub-c": map[string]interface{}{"enabled": true}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := mustRender(t, "parent", Options{Values: values.Options{Values: []string{"sub-c.enabled=true"}}})
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("RenderChart:\n%+v\nwant:\n%+v", got, want)
+	}
+	if !slices.Contains(names(got), "parent/charts/sub-c/templates/deployment.yaml") {
+		t.Errorf("sub-c not rendered: %q", names(got))
 	}
 }

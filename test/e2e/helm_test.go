@@ -306,6 +306,34 @@ func TestChartPackaged(t *testing.T) {
 	}
 }
 
+// TestChartInDirectory: a directory holding a chart renders it; its
+// templates are never read as manifests.
+func TestChartInDirectory(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.CopyFS(filepath.Join(dir, "apps", "hooks"), os.DirFS(testChart("hooks"))); err != nil {
+		t.Fatal(err)
+	}
+	pod := "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: alpine:3.20}]\n"
+	if err := os.WriteFile(filepath.Join(dir, "pod.yaml"), []byte(pod), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	run(t, nil, rehostBin(), "rewrite", dir, "--output-dir", out)
+	want := []string{
+		"apps/hooks/templates/deployment.yaml",
+		"apps/hooks/templates/migrate-job.yaml",
+		"apps/hooks/templates/tests/test-connection.yaml",
+		"pod.yaml",
+	}
+	if got := listFiles(t, out); !reflect.DeepEqual(got, want) {
+		t.Errorf("--output-dir files %q, want %q", got, want)
+	}
+	job, err := os.ReadFile(filepath.Join(out, "apps/hooks/templates/migrate-job.yaml"))
+	if err != nil || !bytes.Contains(job, []byte("image: sea.hub:5000/hooks/migrate:1.0\n")) {
+		t.Errorf("the hook is not rendered and rewritten (%v):\n%s", err, job)
+	}
+}
+
 // TestChartErrors: missing dependencies and template errors fail with a
 // clear message and nothing on stdout.
 func TestChartErrors(t *testing.T) {
