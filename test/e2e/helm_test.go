@@ -427,3 +427,16 @@ func BenchmarkChartCLI(b *testing.B) {
 	b.ReportMetric(float64(total[1])/float64(total[0]), "images/helm")
 	b.ReportMetric(float64(total[2])/float64(total[0]), "rewrite/helm")
 }
+
+// TestRehostDoesNotLinkHelm guards rehost's start-up time: Helm's packages
+// cost tens of milliseconds of initialisation at every start, so only the
+// rehost-helm helper links them.
+func TestRehostDoesNotLinkHelm(t *testing.T) {
+	out := run(t, nil, "go", "version", "-m", rehostBin())
+	if bytes.Contains(out, []byte("helm.sh/")) || !bytes.Contains(out, []byte("dep\t")) {
+		t.Errorf("rehost links Helm (or go version -m lists no modules):\n%s", out)
+	}
+	if out := run(t, nil, "go", "version", "-m", filepath.Join(binDir, "rehost-helm")); !bytes.Contains(out, []byte("helm.sh/helm/v3")) {
+		t.Errorf("rehost-helm does not link Helm:\n%s", out)
+	}
+}
