@@ -30,6 +30,7 @@ bench-data: ## generate the benchmark corpus under testdata/bench (git-ignored)
 	$(GO) run ./internal/benchdata -out testdata/bench
 
 bench: bench-data ## Go benchmarks and the side-by-side comparison with peers
+	mkdir -p $(BIN)
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./pkg/... | tee $(BIN)/bench.txt
 	./scripts/bench-peers.sh
 

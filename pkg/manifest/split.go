@@ -1,9 +1,7 @@
 package manifest
 
 import (
-	"bufio"
 	"bytes"
-	"errors"
 	"io"
 )
 
@@ -20,84 +18,151 @@ type document struct {
 // starts with "---" or "..." followed by white space or the end of the line
 // is a document marker anywhere in a stream (YAML 1.2, c-forbidden), even
 // inside block or quoted scalars, so no YAML state is needed.
+//
+// It reads in large blocks and, once a document has content, jumps from one
+// possible marker line to the next with bytes.Index; each document is copied
+// out of the window once.
 type splitter struct {
-	r     *bufio.Reader
-	line  int
-	index int
-	err   error
-	// carry is a line read past the end of the previous document.
-	carry []byte
+	r   io.Reader
+	buf []byte // window; buf[start:end] is read and not yet emitted
+	// start is where the current document begins, scan the next line to
+	// examine (always a line start), end the end of the data read.
+	start, scan, end int
+	eof              bool
+	err              error
+	line, index      int
 }
+
+const splitBlock = 256 << 10
 
 func newSplitter(r io.Reader) *splitter {
-	return &splitter{r: bufio.NewReaderSize(r, 64<<10), line: 1}
+	return &splitter{r: r, buf: make([]byte, splitBlock), line: 1}
 }
 
-// next returns the next document, or io.EOF.
+// next returns the next document, or io.EOF (or the read error) at the end.
 func (s *splitter) next() (document, error) {
-	if s.err != nil {
-		return document{}, s.err
-	}
-	d := document{line: s.line, index: s.index}
-	var buf []byte
 	content := false // a line other than blank, comment or directive was seen
-	if s.carry != nil {
-		buf = append(buf, s.carry...)
-		s.line++
-		s.carry = nil
-		content = true // a "---" line opens content
-	}
+	lines := 0       // line breaks consumed in this document
 	for {
-		line, err := s.readLine()
-		if len(line) > 0 {
-			switch {
-			case isMarker(line, "---"):
-				if content {
-					s.carry = append([]byte(nil), line...)
-					return s.emit(d, buf), nil
+		if content {
+			rest := s.buf[s.scan:s.end]
+			p := markerCandidate(rest)
+			if p < 0 {
+				// No marker among the complete lines read: consume them all.
+				if last := bytes.LastIndexByte(rest, '\n'); last >= 0 {
+					lines += bytes.Count(rest[:last+1], newline)
+					s.scan += last + 1
 				}
-				content = true
-			case isMarker(line, "..."):
-				buf = append(buf, line...)
-				s.line++
-				return s.emit(d, buf), nil
-			case !content && !isBlankOrComment(line) && line[0] != '%':
-				content = true
-			}
-			buf = append(buf, line...)
-			if line[len(line)-1] == '\n' {
-				s.line++
+			} else {
+				lines += bytes.Count(rest[:p], newline)
+				s.scan += p
 			}
 		}
-		if err != nil {
-			s.err = err
-			if len(buf) > 0 {
-				return s.emit(d, buf), nil
+		line, ok := s.peekLine()
+		if !ok {
+			if s.eof || s.err != nil {
+				return s.finish(lines)
 			}
-			return document{}, err
+			s.fill()
+			continue
+		}
+		switch {
+		case isMarker(line, "---"):
+			if content {
+				return s.emit(lines), nil
+			}
+			content = true
+		case isMarker(line, "..."):
+			s.scan += len(line)
+			return s.emit(lines + 1), nil
+		case !content && !isBlankOrComment(line) && line[0] != '%':
+			content = true
+		}
+		s.scan += len(line)
+		if line[len(line)-1] == '\n' {
+			lines++
 		}
 	}
 }
 
-func (s *splitter) emit(d document, buf []byte) document {
-	d.data = buf
+var newline = []byte{'\n'}
+
+// markerCandidate returns the offset of the first line in rest that starts
+// with "---" or "...", or -1.
+func markerCandidate(rest []byte) int {
+	if bytes.HasPrefix(rest, []byte("---")) || bytes.HasPrefix(rest, []byte("...")) {
+		return 0
+	}
+	p := -1
+	if i := bytes.Index(rest, []byte("\n---")); i >= 0 {
+		p = i + 1
+	}
+	hay := rest
+	if p >= 0 {
+		hay = rest[:p]
+	}
+	if i := bytes.Index(hay, []byte("\n...")); i >= 0 {
+		p = i + 1
+	}
+	return p
+}
+
+// peekLine returns the complete line at scan (with its "\n"), or the last
+// line of the stream without one; ok is false when more must be read.
+func (s *splitter) peekLine() ([]byte, bool) {
+	rest := s.buf[s.scan:s.end]
+	if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+		return rest[:i+1], true
+	}
+	if (s.eof || s.err != nil) && len(rest) > 0 {
+		return rest, true
+	}
+	return nil, false
+}
+
+// fill reads more input, first moving the current document to the front of
+// the window and growing the window when the document fills it.
+func (s *splitter) fill() {
+	if s.start > 0 {
+		n := copy(s.buf, s.buf[s.start:s.end])
+		s.scan -= s.start
+		s.end = n
+		s.start = 0
+	}
+	if s.end == len(s.buf) {
+		grown := make([]byte, 2*len(s.buf))
+		copy(grown, s.buf[:s.end])
+		s.buf = grown
+	}
+	n, err := s.r.Read(s.buf[s.end:])
+	s.end += n
+	if err == io.EOF {
+		s.eof = true
+	} else if err != nil {
+		s.err = err
+	}
+}
+
+// emit returns buf[start:scan] as a document of the given number of line
+// breaks and starts the next document at scan.
+func (s *splitter) emit(lines int) document {
+	d := document{data: bytes.Clone(s.buf[s.start:s.scan]), line: s.line, index: s.index}
+	s.start = s.scan
+	s.line += lines
 	s.index++
 	return d
 }
 
-// readLine reads a line including its "\n". The result is valid until the
-// next read; lines longer than the buffer are assembled in a new slice.
-func (s *splitter) readLine() ([]byte, error) {
-	line, err := s.r.ReadSlice('\n')
-	if !errors.Is(err, bufio.ErrBufferFull) {
-		return line, err
+// finish emits what is left at the end of the stream.
+func (s *splitter) finish(lines int) (document, error) {
+	s.scan = s.end
+	if s.start < s.end {
+		return s.emit(lines), nil
 	}
-	long := append([]byte(nil), line...)
-	for errors.Is(err, bufio.ErrBufferFull) {
-		line, err = s.r.ReadSlice('\n')
-		long = append(long, line...)
+	if s.err != nil {
+		return document{}, s.err
 	}
-	return long, err
+	return document{}, io.EOF
 }
 
 func isMarker(line []byte, m string) bool {

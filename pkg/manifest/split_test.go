@@ -1,0 +1,92 @@
+package manifest
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+func TestSplitter(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		docs []string
+		line []int
+	}{
+		{"empty", "", nil, nil},
+		{"one document", "a: 1\nb: 2\n", []string{"a: 1\nb: 2\n"}, []int{1}},
+		{"no final newline", "a: 1\n---\nb: 2", []string{"a: 1\n", "---\nb: 2"}, []int{1, 2}},
+		{"leading marker and comments stay together", "# c\n---\na: 1\n---\nb: 2\n", []string{"# c\n---\na: 1\n", "---\nb: 2\n"}, []int{1, 4}},
+		{"directives go with their document", "a: 1\n...\n%YAML 1.1\n---\nb: 2\n", []string{"a: 1\n...\n", "%YAML 1.1\n---\nb: 2\n"}, []int{1, 3}},
+		{"markers need a separator", "a: |\n  x\n---x: 1\n----\n--- # c\nb: 1\n", []string{"a: |\n  x\n---x: 1\n----\n", "--- # c\nb: 1\n"}, []int{1, 5}},
+		{"marker inside block scalar ends the document", "a: |\n  x\n--- \n  y\n", []string{"a: |\n  x\n", "--- \n  y\n"}, []int{1, 3}},
+		{"empty documents", "---\n---\n---\n", []string{"---\n", "---\n", "---\n"}, []int{1, 2, 3}},
+		{"CRLF", "a: 1\r\n---\r\nb: 2\r\n", []string{"a: 1\r\n", "---\r\nb: 2\r\n"}, []int{1, 2}},
+		{"end marker at EOF", "a: 1\n...", []string{"a: 1\n..."}, []int{1}},
+		{"marker at EOF", "a: 1\n---", []string{"a: 1\n", "---"}, []int{1, 2}},
+		{"tab after marker", "a: 1\n---\tb: 2\n", []string{"a: 1\n", "---\tb: 2\n"}, []int{1, 2}},
+	}
+	for _, tt := range tests {
+		for _, reader := range []struct {
+			name string
+			wrap func(io.Reader) io.Reader
+		}{{"whole", func(r io.Reader) io.Reader { return r }}, {"byte by byte", iotest.OneByteReader}} {
+			t.Run(tt.name+"/"+reader.name, func(t *testing.T) {
+				s := newSplitter(reader.wrap(strings.NewReader(tt.in)))
+				var docs []string
+				var lines []int
+				for {
+					d, err := s.next()
+					if errors.Is(err, io.EOF) {
+						break
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					docs = append(docs, string(d.data))
+					lines = append(lines, d.line)
+				}
+				if strings.Join(docs, "|") != strings.Join(tt.docs, "|") || len(docs) != len(tt.docs) {
+					t.Errorf("docs = %q, want %q", docs, tt.docs)
+				}
+				for i := range lines {
+					if i < len(tt.line) && lines[i] != tt.line[i] {
+						t.Errorf("lines = %v, want %v", lines, tt.line)
+						break
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestSplitterLongDocument crosses many window refills and growths.
+func TestSplitterLongDocument(t *testing.T) {
+	big := "a: " + strings.Repeat("x", 3*splitBlock) + "\n"
+	in := big + "---\n" + strings.Repeat("b: 1\n", splitBlock/2) + "---\nc: 1\n"
+	s := newSplitter(iotest.HalfReader(strings.NewReader(in)))
+	var got []document
+	for {
+		d, err := s.next()
+		if err != nil {
+			break
+		}
+		got = append(got, d)
+	}
+	if len(got) != 3 || string(got[0].data) != big || got[1].line != 2 || got[2].line != 3+splitBlock/2 {
+		t.Fatalf("got %d docs, lines %d %d", len(got), got[1].line, got[2].line)
+	}
+}
+
+func TestSplitterReadError(t *testing.T) {
+	s := newSplitter(io.MultiReader(strings.NewReader("a: 1\n---\nb: 1\n"), iotest.ErrReader(errors.New("boom"))))
+	var err error
+	for err == nil {
+		_, err = s.next()
+	}
+	if err.Error() != "boom" {
+		t.Fatalf("err = %v", err)
+	}
+}
