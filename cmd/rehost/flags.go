@@ -16,6 +16,10 @@ type mappingFlags struct {
 	exclude     []string
 	pathStyle   string
 	skipInvalid bool
+	// rewriteEmbedded: --rewrite-embedded (config rewriteEmbedded).
+	rewriteEmbedded bool
+	// loaded is the config newRewriter built the Rewriter from.
+	loaded rewrite.Config
 }
 
 func (f *mappingFlags) register(cmd *cobra.Command) {
@@ -25,6 +29,7 @@ func (f *mappingFlags) register(cmd *cobra.Command) {
 	fs.StringArrayVar(&f.exclude, "exclude", nil, "registry host or repository prefix to leave as written (repeatable)")
 	fs.StringVar(&f.pathStyle, "path-style", string(rewrite.PathStyleStrip), "target layout: strip (drop the source host) or nest (keep it as the first path component)")
 	fs.BoolVar(&f.skipInvalid, "skip-invalid", false, "warn about invalid image references and leave them as written instead of failing")
+	fs.BoolVar(&f.rewriteEmbedded, "rewrite-embedded", false, "also rewrite (and list) the image references embedded in args, command, env values, ConfigMap data and annotations")
 }
 
 // load reads the config file, if any, and applies the flags the user set.
@@ -50,17 +55,36 @@ func (f *mappingFlags) load(cmd *cobra.Command) (rewrite.Config, error) {
 	if fs.Changed("skip-invalid") {
 		c.SkipInvalid = f.skipInvalid
 	}
+	if fs.Changed("rewrite-embedded") {
+		c.RewriteEmbedded = f.rewriteEmbedded
+	}
 	return c, c.Validate()
 }
 
 // newRewriter builds the Rewriter for a command, printing warnings on
 // stderr.
-func (f *mappingFlags) newRewriter(cmd *cobra.Command, s streams) (*manifest.Rewriter, error) {
+func (f *mappingFlags) newRewriter(cmd *cobra.Command, s streams, opts ...manifest.Option) (*manifest.Rewriter, error) {
 	c, err := f.load(cmd)
 	if err != nil {
 		return nil, err
 	}
-	return manifest.New(c, manifest.WithWarnings(func(err error) {
+	f.loaded = c
+	return manifest.New(c, append([]manifest.Option{manifest.WithWarnings(func(err error) {
 		fmt.Fprintf(s.err, "rehost: warning: %v\n", err)
-	}))
+	})}, opts...)...)
+}
+
+// reportEmbedded prints one line on stderr when embedded image references
+// were found and left out (not listed, or not rewritten), so that none is
+// missed silently.
+func reportEmbedded(s streams, rw *manifest.Rewriter, what, hint string) {
+	left := rw.EmbeddedLeftOut()
+	if len(left) == 0 {
+		return
+	}
+	n := 0
+	for _, img := range left {
+		n += len(img.Occurrences)
+	}
+	fmt.Fprintf(s.err, "rehost: %d image reference(s) embedded in args, env values, ConfigMap data or annotations (%d image(s)) found and not %s; %s\n", n, len(left), what, hint)
 }

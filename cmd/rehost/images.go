@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 
 	"github.com/rehost/rehost/pkg/manifest"
 	"github.com/rehost/rehost/pkg/rewrite"
@@ -12,9 +13,10 @@ import (
 
 func newImagesCmd(s streams) *cobra.Command {
 	var (
-		mf     mappingFlags
-		hf     helmFlags
-		format string
+		mf       mappingFlags
+		hf       helmFlags
+		format   string
+		embedded bool
 	)
 	cmd := &cobra.Command{
 		Use:   "images [PATH ...]",
@@ -26,6 +28,12 @@ Output formats (-o):
   text     one image per line, docker.io/library/nginx:1.25 (":latest" made explicit)
   json     objects with source, target, action and every place it occurs
   mapping  "source<TAB>target" lines for the images that move, for copy loops
+
+Image references embedded in strings (container args and command, env values,
+ConfigMap data, annotations: --acme-http01-solver-image=quay.io/...) are always
+found; --embedded lists them after the images of image fields (in -o json their
+occurrences have "embedded": true). Without it, one line on stderr says how
+many were found and not listed.
 
 PATH is as for "rehost rewrite".`,
 		Example: `  # The image list of a directory, for sealer.
@@ -39,7 +47,11 @@ PATH is as for "rehost rewrite".`,
 			default:
 				return fmt.Errorf("-o %s: want text, json or mapping", format)
 			}
-			rw, err := mf.newRewriter(cmd, s)
+			var opts []manifest.Option
+			if embedded {
+				opts = append(opts, manifest.ListEmbedded())
+			}
+			rw, err := mf.newRewriter(cmd, s, opts...)
 			if err != nil {
 				return err
 			}
@@ -56,12 +68,17 @@ PATH is as for "rehost rewrite".`,
 					return err
 				}
 			}
-			return printImages(s.out, format, rw.Images())
+			if err := printImages(s.out, format, embeddedLast(rw.Images())); err != nil {
+				return err
+			}
+			reportEmbedded(s, rw, "listed", "--embedded lists them")
+			return nil
 		},
 	}
 	mf.register(cmd)
 	hf.register(cmd)
 	cmd.Flags().StringVarP(&format, "output", "o", "text", "output format: text, json or mapping")
+	cmd.Flags().BoolVar(&embedded, "embedded", false, "also list the image references embedded in args, command, env values, ConfigMap data and annotations, after the others")
 	return cmd
 }
 
@@ -90,4 +107,19 @@ func printImages(w io.Writer, format string, images []rewrite.Image) error {
 		}
 	}
 	return nil
+}
+
+// embeddedLast moves the images found only as embedded references after
+// the others, keeping each group sorted.
+func embeddedLast(images []rewrite.Image) []rewrite.Image {
+	onlyEmbedded := func(img rewrite.Image) bool {
+		for _, l := range img.Occurrences {
+			if !l.Embedded {
+				return false
+			}
+		}
+		return true
+	}
+	sort.SliceStable(images, func(i, j int) bool { return !onlyEmbedded(images[i]) && onlyEmbedded(images[j]) })
+	return images
 }

@@ -90,7 +90,7 @@ input files.`,
 			if err := stdout.Commit(s.out); err != nil {
 				return err
 			}
-			if c, _ := mf.load(cmd); c.RewriteEmbedded {
+			if mf.loaded.RewriteEmbedded {
 				reportEmbedded(s, rw, "rewritten (see the warnings)", "they are left as written")
 			} else {
 				reportEmbedded(s, rw, "rewritten", "--rewrite-embedded rewrites them, rehost images --embedded lists them")

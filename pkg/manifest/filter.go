@@ -11,8 +11,10 @@ import (
 
 // Filter returns a kio.Filter that rewrites the image fields of the
 // resources in place (same finder, same mapping, same errors as Rewrite)
-// and adds their images to the Rewriter's image set. It keeps every node's
-// style, comments and annotations; it adds and removes no resources.
+// and adds their images to the Rewriter's image set. Embedded references
+// are collected, and rewritten inside their strings with
+// Config.RewriteEmbedded, as by Rewrite. It keeps every node's style,
+// comments and annotations; it adds and removes no resources.
 //
 //	rw, _ := manifest.New(rewrite.Config{Registry: "sea.hub:5000"})
 //	err := kio.Pipeline{Inputs: in, Filters: []kio.Filter{rw.Filter()}, Outputs: out}.Execute()
@@ -24,21 +26,23 @@ func (rw *Rewriter) Filter() kio.Filter {
 			if p, _, err := kioutil.GetFileAnnotations(rn); err == nil && p != "" {
 				file = p
 			}
-			fields := rw.finder.Find(rn.YNode())
-			res, edits := rw.mapFields(fields, func(f Field) rewrite.Location {
+			fields, emb := rw.finder.find(rn.YNode(), true)
+			ms, res := rw.mapAll(fields, emb, func(f Field) rewrite.Location {
 				return rewrite.Location{File: file, Kind: f.Kind, Namespace: f.Namespace, Name: f.Name, Field: f.Path}
 			})
+			if len(res.errs) == 0 {
+				applyEdits(ms)
+			}
+			rw.finish(ms, &res)
 			errs = append(errs, res.errs...)
 			for _, o := range res.occ {
 				if err := rw.set.Add(o); err != nil {
 					errs = append(errs, err)
 				}
 			}
+			rw.collect(res)
 			for _, w := range res.warns {
 				rw.warn(w)
-			}
-			for _, e := range edits {
-				e.node.Value = e.value
 			}
 		}
 		if len(errs) > 0 {
@@ -46,4 +50,17 @@ func (rw *Rewriter) Filter() kio.Filter {
 		}
 		return nodes, nil
 	})
+}
+
+// applyEdits sets the new values on the edited nodes.
+func applyEdits(ms []mapped) {
+	var edits []edit
+	for _, m := range ms {
+		if m.edit != nil && m.edit.value != "" {
+			edits = append(edits, *m.edit)
+		}
+	}
+	for n, v := range expectedValues(edits) {
+		n.Value = v
+	}
 }

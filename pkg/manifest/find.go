@@ -8,7 +8,9 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// Field is an image field found in an object.
+// Field is an image reference found in an object: an image field, the
+// repository field of a composed reference, or a reference embedded in a
+// string value.
 type Field struct {
 	// Node is the field's value, aliases resolved. It is not necessarily a
 	// string: validating the value is the caller's job.
@@ -19,6 +21,36 @@ type Field struct {
 	// Kind, Namespace and Name identify the object holding the field; an item
 	// of a List is an object of its own.
 	Kind, Namespace, Name string
+	// Value is the reference as written: Node.Value for an image field; for
+	// a composed reference the repository part of Node.Value; for an
+	// embedded reference the token inside Node.Value. It starts at byte At
+	// of Node.Value, and a rewrite replaces exactly these bytes.
+	Value string
+	At    int
+	// Ref is the full reference when Value holds only its repository and
+	// the tag or digest sit in other fields (the Prometheus operator's
+	// baseImage with tag, sha or version; Flux's OCIRepository url with
+	// ref.tag or ref.digest); a rewrite then puts the target repository in
+	// place of Value. Empty when Value is the full reference.
+	Ref string
+	// Embedded marks a reference found inside a string value (container
+	// args and command, env values, ConfigMap data, annotations) rather
+	// than an image field.
+	Embedded bool
+}
+
+// whole reports whether the field's reference is its node's whole value,
+// which a rewrite replaces in the node's style.
+func (f Field) whole() bool {
+	return !f.Embedded && f.Ref == "" && f.At == 0 && f.Value == f.Node.Value
+}
+
+// ref is the reference to map.
+func (f Field) ref() string {
+	if f.Ref != "" {
+		return f.Ref
+	}
+	return f.Value
 }
 
 // podSpecPaths is where the built-in workload kinds keep their PodSpec, for
@@ -43,59 +75,137 @@ const crdKind = "CustomResourceDefinition"
 
 type groupKind struct{ group, kind string }
 
-// Finder finds the image fields of Kubernetes objects:
+// Finder finds the image references of Kubernetes objects:
 //   - the PodSpec images of the built-in workload kinds (containers,
 //     initContainers, ephemeralContainers and image volumes);
 //   - in any other kind but CustomResourceDefinition, every list under a
 //     containers, initContainers or ephemeralContainers key whose items are
 //     maps with a string image (Argo Rollouts, Knative, OpenKruise, ...), and
 //     the image volumes beside it;
-//   - the extra fields configured per group and kind;
-//   - the items of List kinds, recursively.
+//   - the fields of the built-in table of known kinds (BuiltinImageFields,
+//     BuiltinCompositeFields) and the extra fields configured per group and
+//     kind;
+//   - the items of List kinds, recursively;
+//   - with FindEmbedded, the image references embedded in the string values
+//     of container args, command and env, ConfigMap data and annotations.
 //
 // A Finder is immutable and safe for concurrent use.
 type Finder struct {
-	extra map[groupKind][]rewrite.FieldPath
-	// keys are the map keys that can hold an image; a document without any of
-	// them as a substring holds no image field.
+	extra      map[groupKind][]rewrite.FieldPath
+	composites map[groupKind][]composite
+	// keys are configured leaf keys without an image word: a document
+	// holding an image field holds one of them or an image word (see
+	// mayHoldImages).
 	keys []string
+	// schemes are the URL schemes of composite fields.
+	schemes []string
 }
 
-// NewFinder returns a Finder that also finds the given extra fields.
+// composite is a parsed CompositeField.
+type composite struct {
+	CompositeField
+	path        rewrite.FieldPath
+	digest, tag []rewrite.FieldPath
+}
+
+// NewFinder returns a Finder for the built-in fields and the given extra
+// fields.
 func NewFinder(extra []rewrite.ImageField) (*Finder, error) {
-	f := &Finder{extra: map[groupKind][]rewrite.FieldPath{}, keys: []string{"image"}}
-	for _, e := range extra {
+	f := &Finder{extra: map[groupKind][]rewrite.FieldPath{}, composites: map[groupKind][]composite{}}
+	for _, e := range append(BuiltinImageFields(), extra...) {
 		p, err := rewrite.ParseFieldPath(e.Path)
 		if err != nil {
 			return nil, err
 		}
 		gk := groupKind{e.Group, e.Kind}
 		f.extra[gk] = append(f.extra[gk], p)
-		if leaf := p[len(p)-1].Key; !strings.Contains(leaf, "image") {
+		if leaf := p[len(p)-1].Key; !hasImageWord(leaf) {
 			f.keys = append(f.keys, leaf)
 		}
 	}
+	for _, c := range BuiltinCompositeFields() {
+		pc, err := parseComposite(c)
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range c.Kinds {
+			gk := groupKind{c.Group, k}
+			f.composites[gk] = append(f.composites[gk], pc)
+		}
+	}
+	f.schemes = f.schemeList()
 	return f, nil
+}
+
+func parseComposite(c CompositeField) (composite, error) {
+	out := composite{CompositeField: c}
+	var err error
+	if out.path, err = rewrite.ParseFieldPath(c.Path); err != nil {
+		return out, err
+	}
+	for _, d := range c.Digest {
+		p, err := rewrite.ParseFieldPath(d)
+		if err != nil {
+			return out, err
+		}
+		out.digest = append(out.digest, p)
+	}
+	for _, t := range c.Tag {
+		p, err := rewrite.ParseFieldPath(t)
+		if err != nil {
+			return out, err
+		}
+		out.tag = append(out.tag, p)
+	}
+	return out, nil
 }
 
 // Find returns the image fields of the object in node (a document or a
 // mapping), in document order of discovery. Objects without a kind, and
 // CustomResourceDefinitions, have none.
 func (f *Finder) Find(node *yaml.Node) []Field {
+	fields, _ := f.find(node, false)
+	return fields
+}
+
+// FindEmbedded returns the image references embedded in the string values
+// of the object in node: in container args, command and env values,
+// ConfigMap data, annotations, and name/value pairs whose name says image.
+// A token counts when it is the whole value, the value of a --flag=value
+// argument, the value of an image key in YAML, JSON or env-file text, or a
+// word of a shell command line; when it parses as an image reference; and
+// when it has a registry host and a tag or digest, or its key, env name or
+// flag name says image and it has a tag, a digest or a registry host. URLs,
+// host:port addresses, paths, digests alone and patterns never count.
+// Each Field has Embedded set, and Value and At give the token.
+func (f *Finder) FindEmbedded(node *yaml.Node) []Field {
+	_, emb := f.find(node, true)
+	return emb
+}
+
+func (f *Finder) find(node *yaml.Node, embedded bool) (fields, emb []Field) {
 	if node.Kind == yaml.DocumentNode && len(node.Content) == 1 {
 		node = node.Content[0]
 	}
-	w := walker{f: f}
+	w := walker{f: f, embedded: embedded}
 	w.object(node)
-	return w.dedup()
+	return dedup(w.out), dedup(w.emb)
 }
 
 type walker struct {
-	f    *Finder
-	path []string // segments: keys, and "[i]" for list items
-	obj  Field    // Kind, Namespace, Name of the current object
-	out  []Field
-	seen map[*yaml.Node]bool // alias targets already searched
+	f        *Finder
+	embedded bool
+	path     []string // segments: keys, and "[i]" for list items
+	obj      Field    // Kind, Namespace, Name of the current object
+	// placeholder says which image values of the current custom resource
+	// are placeholders, not images (see placeholders).
+	placeholder func(string) bool
+	// cr says the current object is not a built-in workload kind.
+	cr       bool
+	out      []Field
+	emb      []Field
+	seen     map[*yaml.Node]bool // alias targets already searched
+	seenMeta map[*yaml.Node]bool // alias targets already searched by pairs
 }
 
 func (w *walker) push(seg ...string) { w.path = append(w.path, seg...) }
@@ -112,8 +222,24 @@ func (w *walker) pathString(extra ...string) string {
 	return b.String()
 }
 
+func (w *walker) field(n *yaml.Node, extra ...string) Field {
+	n = resolve(n)
+	return Field{Node: n, Path: w.pathString(extra...), Kind: w.obj.Kind, Namespace: w.obj.Namespace, Name: w.obj.Name, Value: n.Value}
+}
+
 func (w *walker) add(n *yaml.Node, extra ...string) {
-	w.out = append(w.out, Field{Node: resolve(n), Path: w.pathString(extra...), Kind: w.obj.Kind, Namespace: w.obj.Namespace, Name: w.obj.Name})
+	w.out = append(w.out, w.field(n, extra...))
+}
+
+// addImage adds an image field; in a custom resource (cr), patterns and
+// placeholders are not images.
+func (w *walker) addImage(n *yaml.Node, cr bool, extra ...string) {
+	if v := resolve(n); cr && isString(v) {
+		if isPattern(v.Value) || w.placeholder != nil && w.placeholder(v.Value) {
+			return
+		}
+	}
+	w.add(n, extra...)
 }
 
 func (w *walker) object(n *yaml.Node) {
@@ -133,31 +259,45 @@ func (w *walker) object(n *yaml.Node) {
 		}
 		return
 	}
-	parent := w.obj
+	parent, parentPlaceholder, parentCR := w.obj, w.placeholder, w.cr
 	w.obj = Field{Kind: kind, Name: scalar(get(resolve(get(n, "metadata")), "name")), Namespace: scalar(get(resolve(get(n, "metadata")), "namespace"))}
-	defer func() { w.obj = parent }()
+	defer func() { w.obj, w.placeholder, w.cr = parent, parentPlaceholder, parentCR }()
+	apiVersion := scalar(get(n, "apiVersion"))
+	group, _, _ := strings.Cut(apiVersion, "/")
+	if !strings.Contains(apiVersion, "/") {
+		group = ""
+	}
+	w.placeholder = placeholders(group, kind)
 
-	if p, ok := podSpecPaths[kind]; ok {
+	p, builtin := podSpecPaths[kind]
+	w.cr = !builtin
+	if builtin {
 		if spec := lookup(n, p...); spec != nil {
 			w.push(p...)
-			w.podSpec(spec)
+			w.podSpec(spec, false)
 			w.pop(len(p))
 		}
 	} else {
 		w.search(n)
 	}
-	group, _, _ := strings.Cut(scalar(get(n, "apiVersion")), "/")
-	if !strings.Contains(scalar(get(n, "apiVersion")), "/") {
-		group = ""
-	}
-	for _, p := range w.f.extra[groupKind{group, kind}] {
+	gk := groupKind{group, kind}
+	for _, p := range w.f.extra[gk] {
 		w.configured(n, p)
+	}
+	for _, c := range w.f.composites[gk] {
+		w.at(n, c.path, func(m *yaml.Node) { w.composite(m, c) })
+	}
+	if w.embedded {
+		if kind == "ConfigMap" && group == "" {
+			w.configMap(n)
+		}
+		w.pairs(n, false)
 	}
 }
 
 // podSpec adds the images of a PodSpec (or of a map holding a container list
-// in a custom resource).
-func (w *walker) podSpec(spec *yaml.Node) {
+// in a custom resource: cr).
+func (w *walker) podSpec(spec *yaml.Node, cr bool) {
 	if spec.Kind != yaml.MappingNode {
 		return
 	}
@@ -168,7 +308,12 @@ func (w *walker) podSpec(spec *yaml.Node) {
 		}
 		for i, c := range list.Content {
 			if img := get(resolve(c), "image"); img != nil {
-				w.add(img, key, index(i), "image")
+				w.addImage(img, cr, key, index(i), "image")
+			}
+			if w.embedded {
+				w.push(key, index(i))
+				w.container(resolve(c))
+				w.pop(2)
 			}
 		}
 	}
@@ -202,7 +347,7 @@ func (w *walker) search(n *yaml.Node) {
 			}
 		}
 		if holdsContainers {
-			w.podSpec(n)
+			w.podSpec(n, true)
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i].Value, n.Content[i+1]
@@ -222,10 +367,41 @@ func (w *walker) search(n *yaml.Node) {
 	}
 }
 
-// configured adds the values at an extra field path.
+// configured adds the values at an extra field path. The map holding an
+// image field is a container: its args, command and env are scanned for
+// embedded references.
 func (w *walker) configured(n *yaml.Node, p rewrite.FieldPath) {
+	leaf := p[len(p)-1]
+	w.at(n, p[:len(p)-1], func(m *yaml.Node) {
+		v := get(m, leaf.Key)
+		if v == nil {
+			return
+		}
+		if !leaf.Each {
+			w.addImage(v, w.cr, leaf.Key)
+			if w.embedded && leaf.Key == "image" {
+				w.container(m)
+			}
+			return
+		}
+		list := resolve(v)
+		if list.Kind != yaml.SequenceNode {
+			return
+		}
+		for i, it := range list.Content {
+			w.addImage(it, w.cr, leaf.Key, index(i))
+		}
+	})
+}
+
+// at calls fn with each map at path p below n, with w.path set to it.
+func (w *walker) at(n *yaml.Node, p rewrite.FieldPath, fn func(m *yaml.Node)) {
+	n = resolve(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		return
+	}
 	if len(p) == 0 {
-		w.add(n)
+		fn(n)
 		return
 	}
 	v := get(n, p[0].Key)
@@ -235,11 +411,7 @@ func (w *walker) configured(n *yaml.Node, p rewrite.FieldPath) {
 	w.push(p[0].Key)
 	defer w.pop(1)
 	if !p[0].Each {
-		if len(p) == 1 {
-			w.add(v)
-		} else if m := resolve(v); m.Kind == yaml.MappingNode {
-			w.configured(m, p[1:])
-		}
+		w.at(v, p[1:], fn)
 		return
 	}
 	list := resolve(v)
@@ -248,30 +420,202 @@ func (w *walker) configured(n *yaml.Node, p rewrite.FieldPath) {
 	}
 	for i, it := range list.Content {
 		w.push(index(i))
-		if len(p) == 1 {
-			w.add(it)
-		} else if m := resolve(it); m.Kind == yaml.MappingNode {
-			w.configured(m, p[1:])
-		}
+		w.at(it, p[1:], fn)
 		w.pop(1)
 	}
 }
 
-// dedup drops fields found twice at the same path (a configured path that
-// repeats a built-in one). An anchored value used at several paths stays a
-// field at each of them.
-func (w *walker) dedup() []Field {
-	if len(w.out) < 2 {
-		return w.out
+// composite adds the composed reference of c in map m.
+func (w *walker) composite(m *yaml.Node, c composite) {
+	if c.Unless != "" && scalar(get(m, c.Unless)) != "" {
+		return
+	}
+	repo := resolve(get(m, c.Repository))
+	if repo == nil || repo.Kind == yaml.ScalarNode && (repo.Tag == "!!null" || repo.Value == "") {
+		return // the kind's default
+	}
+	f := w.field(repo, c.Repository)
+	if isString(f.Node) {
+		if !strings.HasPrefix(f.Node.Value, c.Scheme) {
+			return // not an image (a Git or HTTP source, say)
+		}
+		f.At = len(c.Scheme)
+		f.Value = f.Node.Value[f.At:]
+		if id := compositeID(m, c); id != "" {
+			f.Ref = f.Value + id
+		}
+	}
+	w.out = append(w.out, f)
+}
+
+// compositeID is "@digest" or ":tag" from the first non-empty digest or tag
+// field of c in m, or "".
+func compositeID(m *yaml.Node, c composite) string {
+	for _, p := range c.digest {
+		if d := scalar(lookupPath(m, p)); d != "" {
+			if !strings.HasPrefix(d, c.DigestPrefix) {
+				d = c.DigestPrefix + d
+			}
+			return "@" + d
+		}
+	}
+	for _, p := range c.tag {
+		if t := scalar(lookupPath(m, p)); t != "" {
+			return ":" + t
+		}
+	}
+	return ""
+}
+
+func lookupPath(m *yaml.Node, p rewrite.FieldPath) *yaml.Node {
+	for _, s := range p {
+		if s.Each {
+			return nil
+		}
+		m = resolve(get(m, s.Key))
+	}
+	return m
+}
+
+// container scans the args, command and env values of a container (a map
+// with an image) for embedded references.
+func (w *walker) container(c *yaml.Node) {
+	if c == nil || c.Kind != yaml.MappingNode {
+		return
+	}
+	for _, key := range []string{"command", "args"} {
+		list := resolve(get(c, key))
+		if list == nil || list.Kind != yaml.SequenceNode {
+			continue
+		}
+		ctx := false
+		for i, it := range list.Content {
+			it = resolve(it)
+			if !isString(it) {
+				ctx = false
+				continue
+			}
+			w.scanArg(it, ctx, key, index(i))
+			// "--engine-image" "longhornio/longhorn-engine:v1.7.2": the
+			// flag says image for the next argument.
+			name, ok := flagName(it.Value)
+			ctx = ok && hasImageWord(name)
+		}
+	}
+	env := resolve(get(c, "env"))
+	if env == nil || env.Kind != yaml.SequenceNode {
+		return
+	}
+	for i, e := range env.Content {
+		e = resolve(e)
+		v := resolve(get(e, "value"))
+		if v == nil || !isString(v) {
+			continue
+		}
+		w.scan(v, hasImageWord(scalar(get(e, "name"))), "env", index(i), "value")
+	}
+}
+
+// configMap scans a ConfigMap's data values.
+func (w *walker) configMap(n *yaml.Node) {
+	data := resolve(get(n, "data"))
+	if data == nil || data.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(data.Content); i += 2 {
+		k, v := data.Content[i].Value, resolve(data.Content[i+1])
+		if isString(v) {
+			w.scan(v, hasImageWord(k), "data", k)
+		}
+	}
+}
+
+// pairs scans, everywhere in an object, the values of every
+// metadata.annotations map (its own, its Pod templates') and of the
+// name/value pairs whose name says image: Tekton and Argo Workflows
+// parameters ({name: BUILDER_IMAGE, default: ...}), Argo CD Helm
+// parameters ({name: image.repository, value: ...}), env entries of
+// containers not found as such.
+func (w *walker) pairs(n *yaml.Node, isMeta bool) {
+	if n.Kind == yaml.AliasNode {
+		if w.seenMeta[n.Alias] {
+			return
+		}
+		if w.seenMeta == nil {
+			w.seenMeta = map[*yaml.Node]bool{}
+		}
+		w.seenMeta[n.Alias] = true
+		n = n.Alias
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		if name := resolve(get(n, "name")); name != nil && isString(name) && hasImageWord(name.Value) {
+			for _, key := range []string{"value", "default"} {
+				if v := resolve(get(n, key)); v != nil && isString(v) {
+					w.scan(v, true, key)
+				}
+			}
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i].Value, n.Content[i+1]
+			w.push(k)
+			if isMeta && k == "annotations" {
+				if a := resolve(v); a.Kind == yaml.MappingNode {
+					for j := 0; j+1 < len(a.Content); j += 2 {
+						if av := resolve(a.Content[j+1]); isString(av) {
+							w.scan(av, hasImageWord(a.Content[j].Value), a.Content[j].Value)
+						}
+					}
+				}
+			} else {
+				w.pairs(v, k == "metadata")
+			}
+			w.pop(1)
+		}
+	case yaml.SequenceNode:
+		for i, it := range n.Content {
+			w.push(index(i))
+			w.pairs(it, false)
+			w.pop(1)
+		}
+	}
+}
+
+// scanArg adds the embedded references of an argument of a command,
+// including the words of a shell command line.
+func (w *walker) scanArg(n *yaml.Node, ctx bool, extra ...string) {
+	for _, t := range scanString(n.Value, ctx, true) {
+		f := w.field(n, extra...)
+		f.Value, f.At, f.Embedded = t.value, t.at, true
+		w.emb = append(w.emb, f)
+	}
+}
+
+// scan adds the embedded references of the string n.
+func (w *walker) scan(n *yaml.Node, ctx bool, extra ...string) {
+	for _, t := range scanString(n.Value, ctx, false) {
+		f := w.field(n, extra...)
+		f.Value, f.At, f.Embedded = t.value, t.at, true
+		w.emb = append(w.emb, f)
+	}
+}
+
+// dedup drops references found twice at the same place (a configured path
+// that repeats a built-in one). An anchored value used at several paths
+// stays a field at each of them.
+func dedup(fields []Field) []Field {
+	if len(fields) < 2 {
+		return fields
 	}
 	type key struct {
 		node *yaml.Node
 		path string
+		at   int
 	}
-	seen := make(map[key]bool, len(w.out))
-	out := w.out[:0]
-	for _, f := range w.out {
-		if k := (key{f.Node, f.Path}); !seen[k] {
+	seen := make(map[key]bool, len(fields))
+	out := fields[:0]
+	for _, f := range fields {
+		if k := (key{f.Node, f.Path, f.At}); !seen[k] {
 			seen[k] = true
 			out = append(out, f)
 		}

@@ -56,6 +56,14 @@ func TestGolden(t *testing.T) {
 			}
 			checkGolden(t, filepath.Join(goldenDir, name+".golden"), out)
 			checkGolden(t, filepath.Join(goldenDir, name+".images.golden"), append(report, '\n'))
+			// The embedded references found, rewritten or not.
+			if emb := rw.Embedded(); len(emb) > 0 || fileExists(filepath.Join(goldenDir, name+".embedded.golden")) {
+				report, err := json.MarshalIndent(emb, "", "  ")
+				if err != nil {
+					t.Fatal(err)
+				}
+				checkGolden(t, filepath.Join(goldenDir, name+".embedded.golden"), append(report, '\n'))
+			}
 			assertOnlyImagesChanged(t, rw.Mapper(), in, out, rw.Images(), name)
 
 			again, err := New(cfg)
@@ -84,6 +92,11 @@ func TestGolden(t *testing.T) {
 	if n < 5 {
 		t.Fatalf("found only %d golden inputs in %s", n, goldenDir)
 	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 func goldenConfig(t *testing.T, name string) rewrite.Config {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"regexp"
 	"runtime"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -30,6 +31,11 @@ func WithWarnings(fn func(error)) Option { return func(r *Rewriter) { r.warn = f
 // GOMAXPROCS.
 func WithWorkers(n int) Option { return func(r *Rewriter) { r.workers = n } }
 
+// ListEmbedded makes Images and Sources include the image references
+// embedded in string values (see FindEmbedded) without rewriting them, as
+// "rehost images --embedded" lists them.
+func ListEmbedded() Option { return func(r *Rewriter) { r.listEmbedded = true } }
+
 // Rewriter rewrites the images of manifest streams and collects every image
 // it meets. Each call adds to the same image set, so collisions are found
 // across all the inputs of a run. A Rewriter is not safe for concurrent use.
@@ -40,6 +46,10 @@ type Rewriter struct {
 	warn        func(error)
 	workers     int
 	set         rewrite.ImageSet
+	// rewriteEmbedded and listEmbedded say what happens to embedded
+	// references besides being collected in emb: rewritten, or listed.
+	rewriteEmbedded, listEmbedded bool
+	emb, left                     collector
 	// fullParse turns the fast path off: every document is parsed.
 	fullParse bool
 }
@@ -54,7 +64,7 @@ func New(c rewrite.Config, opts ...Option) (*Rewriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	rw := &Rewriter{mapper: m, finder: f, skipInvalid: c.SkipInvalid, warn: func(error) {}, workers: runtime.GOMAXPROCS(0)}
+	rw := &Rewriter{mapper: m, finder: f, skipInvalid: c.SkipInvalid, rewriteEmbedded: c.RewriteEmbedded, warn: func(error) {}, workers: runtime.GOMAXPROCS(0)}
 	for _, o := range opts {
 		o(rw)
 	}
@@ -64,8 +74,20 @@ func New(c rewrite.Config, opts ...Option) (*Rewriter, error) {
 	return rw, nil
 }
 
-// Images returns every image met so far, sorted by source.
+// Images returns every image met so far, sorted by source: the images of
+// image fields, and the embedded references when they are rewritten
+// (Config.RewriteEmbedded) or listed (ListEmbedded).
 func (rw *Rewriter) Images() []rewrite.Image { return rw.set.Images() }
+
+// Embedded returns every image reference embedded in a string value met so
+// far, whether listed, rewritten or not, sorted by source; each occurrence
+// has Location.Embedded set.
+func (rw *Rewriter) Embedded() []rewrite.Image { return rw.emb.images() }
+
+// EmbeddedLeftOut returns the embedded references met so far that are
+// neither in Images nor rewritten: all of them by default; with
+// Config.RewriteEmbedded those that could not be rewritten in place.
+func (rw *Rewriter) EmbeddedLeftOut() []rewrite.Image { return rw.left.images() }
 
 // Sources returns the sorted unique fully qualified source images met so
 // far: a sealer imageList.
@@ -135,6 +157,7 @@ func (rw *Rewriter) Rewrite(w io.Writer, r io.Reader, name string) error {
 				errs = append(errs, err)
 			}
 		}
+		rw.collect(res)
 		for _, wn := range res.warns {
 			rw.warn(wn)
 		}
@@ -166,10 +189,23 @@ func (rw *Rewriter) Rewrite(w io.Writer, r io.Reader, name string) error {
 
 // result is what processing one document gives.
 type result struct {
-	out   []byte // the rewritten document, nil when unchanged
-	occ   []rewrite.Occurrence
-	warns []error
-	errs  []error
+	out []byte // the rewritten document, nil when unchanged
+	occ []rewrite.Occurrence
+	// emb are the embedded references, left those of them neither listed
+	// nor rewritten.
+	emb, left []rewrite.Occurrence
+	warns     []error
+	errs      []error
+}
+
+// collect records a result's embedded references.
+func (rw *Rewriter) collect(res result) {
+	for _, o := range res.emb {
+		rw.emb.add(o)
+	}
+	for _, o := range res.left {
+		rw.left.add(o)
+	}
 }
 
 func (rw *Rewriter) process(d document, name string) result {
@@ -186,73 +222,218 @@ func (rw *Rewriter) process(d document, name string) result {
 		}
 		return result{errs: []error{parseError(err, name, d.line)}}
 	}
-	fields := rw.finder.Find(&root)
-	if len(fields) == 0 {
+	fields, emb := rw.finder.find(&root, true)
+	if len(fields) == 0 && len(emb) == 0 {
 		return result{}
 	}
-	res, edits := rw.mapFields(fields, func(f Field) rewrite.Location {
+	ms, res := rw.mapAll(fields, emb, func(f Field) rewrite.Location {
 		return rewrite.Location{File: name, Line: d.line + f.Node.Line - 1, Column: f.Node.Column, Kind: f.Kind, Namespace: f.Namespace, Name: f.Name, Field: f.Path}
 	})
-	if len(edits) > 0 && len(res.errs) == 0 {
-		out, err := splice(d.data, edits)
+	if len(res.errs) > 0 {
+		return res
+	}
+	locateAll(d, ms, &res)
+	if len(res.errs) > 0 {
+		return res
+	}
+	var edits []edit
+	for _, m := range ms {
+		if m.edit != nil && m.edit.value != "" {
+			edits = append(edits, *m.edit)
+		}
+	}
+	if len(edits) > 0 {
+		out, err := spliceVerified(d.data, &root, edits)
+		if err != nil && hasEmbedded(edits) {
+			// Never corrupt: leave the embedded references as written.
+			for i := range ms {
+				if ms[i].field.Embedded && ms[i].edit != nil && ms[i].edit.value != "" {
+					res.warns = append(res.warns, &Error{Location: ms[i].occ.Location, Err: fmt.Errorf("embedded image reference %s left as written: %w", ms[i].field.Value, err)})
+					ms[i].edit = nil
+				}
+			}
+			edits = withoutEmbedded(edits)
+			out, err = nil, nil
+			if len(edits) > 0 {
+				out, err = spliceVerified(d.data, &root, edits)
+			}
+		}
 		if err != nil {
 			res.errs = append(res.errs, &Error{Location: rewrite.Location{File: name, Line: d.line}, Err: err})
 		}
 		res.out = out
 	}
+	rw.finish(ms, &res)
 	return res
 }
 
-// mapFields validates and maps the value of each field. It is shared by the
-// stream rewriter and the kio filter.
-func (rw *Rewriter) mapFields(fields []Field, where func(Field) rewrite.Location) (result, []edit) {
+// locateAll finds the bytes of the references that are part of a string
+// (embedded, composed): for their exact line and column, and to rewrite
+// them in place. Each string is read once; positions are counted in byte
+// order, so long lines cost one pass. A reference to rewrite that is not
+// written verbatim is left as written with a warning (embedded) or is an
+// error (a composed reference: an image field).
+func locateAll(d document, ms []mapped, res *result) {
+	byNode := map[*yaml.Node][]int{} // indexes into ms
+	var nodes []*yaml.Node
+	for i := range ms {
+		if f := ms[i].field; !f.whole() {
+			if byNode[f.Node] == nil {
+				nodes = append(nodes, f.Node)
+			}
+			byNode[f.Node] = append(byNode[f.Node], i)
+		}
+	}
+	if len(nodes) == 0 {
+		return
+	}
+	lines := lineStarts(d.data)
+	type found struct{ i, off int }
+	var located []found
+	for _, n := range nodes {
+		idx := byNode[n]
+		sort.SliceStable(idx, func(a, b int) bool { return ms[idx[a]].field.At < ms[idx[b]].field.At })
+		parts := make([]part, len(idx))
+		for k, i := range idx {
+			parts[k] = part{at: ms[i].field.At, text: ms[i].field.Value}
+		}
+		offs, err := locateParts(d.data, lines, n, parts)
+		for k, i := range idx {
+			m := &ms[i]
+			if offs[k] >= 0 {
+				if m.edit != nil {
+					m.edit.start = offs[k]
+				}
+				located = append(located, found{i, offs[k]})
+				continue
+			}
+			if m.edit == nil || m.edit.value == "" {
+				continue // left as written anyway; reported at the string's line
+			}
+			why := err
+			if why == nil {
+				why = errors.New("not written verbatim in the file (escape sequences)")
+			}
+			why = fmt.Errorf("cannot rewrite %s in place: %w", m.field.Value, why)
+			if m.field.Embedded {
+				res.warns = append(res.warns, &Error{Location: m.occ.Location, Err: fmt.Errorf("embedded image reference left as written: %w", why)})
+			} else {
+				res.errs = append(res.errs, &Error{Location: m.occ.Location, Err: why})
+			}
+			m.edit = nil
+		}
+	}
+	sort.Slice(located, func(a, b int) bool { return located[a].off < located[b].off })
+	pos := positioner{data: d.data, lines: lines}
+	for _, l := range located {
+		loc := &ms[l.i].occ.Location
+		loc.Line, loc.Column = pos.position(l.off)
+		loc.Line += d.line - 1
+	}
+}
+
+// mapped is a reference found in a document with its mapping and, when it
+// is to be rewritten, its edit.
+type mapped struct {
+	field Field
+	occ   rewrite.Occurrence
+	// edit is nil when the reference is left as it is; its value is ""
+	// when the mapping leaves it as written (excluded, in the target).
+	edit *edit
+}
+
+// mapAll validates and maps the references found in a document. It is
+// shared by the stream rewriter and the kio filter. Embedded references
+// are candidates the finder parsed already; one whose target is invalid is
+// dropped with a warning.
+func (rw *Rewriter) mapAll(fields, emb []Field, where func(Field) rewrite.Location) ([]mapped, result) {
 	var res result
-	var edits []edit
-	for _, f := range fields {
+	ms := make([]mapped, 0, len(fields)+len(emb))
+	for _, f := range append(fields, emb...) {
 		loc := where(f)
+		loc.Embedded = f.Embedded
 		var m rewrite.Mapping
 		var err error
 		if isString(f.Node) {
-			m, err = rw.mapper.Map(f.Node.Value)
+			m, err = rw.mapper.Map(f.ref())
 		} else {
 			err = fmt.Errorf("%w: %s", ErrNotString, describe(f.Node))
 		}
 		if err != nil {
 			err = &Error{Location: loc, Err: err}
-			if rw.skipInvalid {
+			if rw.skipInvalid || f.Embedded {
 				res.warns = append(res.warns, err)
 			} else {
 				res.errs = append(res.errs, err)
 			}
 			continue
 		}
-		loc.Value = f.Node.Value
-		res.occ = append(res.occ, rewrite.Occurrence{Mapping: m, Location: loc})
-		if m.Action == rewrite.Rewritten {
-			edits = append(edits, edit{node: f.Node, value: m.Target.String()})
+		loc.Value = f.Value
+		mp := mapped{field: f, occ: rewrite.Occurrence{Mapping: m, Location: loc}}
+		if !f.Embedded || rw.rewriteEmbedded {
+			e := edit{node: f.Node, sub: !f.whole(), at: f.At, old: f.Value, embedded: f.Embedded}
+			switch {
+			case m.Action != rewrite.Rewritten:
+			case f.Ref != "":
+				e.value = m.Target.RepositoryName()
+			default:
+				e.value = m.Target.String()
+			}
+			mp.edit = &e
+		}
+		ms = append(ms, mp)
+	}
+	return ms, res
+}
+
+// finish sorts the occurrences of a document into the result: image fields
+// into occ; embedded references into emb, and into occ when listed or
+// rewritten, left otherwise.
+func (rw *Rewriter) finish(ms []mapped, res *result) {
+	for _, m := range ms {
+		if !m.field.Embedded {
+			res.occ = append(res.occ, m.occ)
+			continue
+		}
+		res.emb = append(res.emb, m.occ)
+		if rw.listEmbedded || m.edit != nil {
+			res.occ = append(res.occ, m.occ)
+		} else {
+			res.left = append(res.left, m.occ)
 		}
 	}
-	return res, edits
 }
 
 // mayHoldImages is the fast path: it reports false, without parsing, for
-// documents that hold no image field: those without any key that can hold
-// an image as a substring, and CustomResourceDefinitions.
+// documents that hold no image reference:
+//   - CustomResourceDefinitions (never searched);
+//   - documents without a backslash (which may hide any byte in a quoted
+//     string), without any image word ("image", "Image", "IMAGE": image
+//     fields, the context of bare embedded references), configured leaf
+//     key or composite URL scheme ("oci://"), and without a run of
+//     reference bytes that holds a registry host, a "/" and a tag or digest
+//     (an embedded reference that needs no context).
+//
+// Every reference the finder reports lies verbatim in the document's bytes
+// when the document has no backslash, so this never skips one.
 func (rw *Rewriter) mayHoldImages(data []byte) bool {
-	// A backslash may be an escape in a quoted key: look closer.
-	if bytes.IndexByte(data, '\\') < 0 {
-		found := false
-		for _, k := range rw.finder.keys {
-			if bytes.Contains(data, []byte(k)) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
+	if topLevelKind(data) == crdKind {
+		return false
+	}
+	if bytes.IndexByte(data, '\\') >= 0 || hasImageWordBytes(data) {
+		return true
+	}
+	for _, k := range rw.finder.keys {
+		if bytes.Contains(data, []byte(k)) {
+			return true
 		}
 	}
-	return topLevelKind(data) != crdKind
+	for _, sc := range rw.finder.schemes {
+		if bytes.Contains(data, []byte(sc)) {
+			return true
+		}
+	}
+	return hasRegistryToken(data)
 }
 
 var kindLine = []byte("\nkind:")
@@ -345,3 +526,32 @@ func (rw *Rewriter) Add(value string, loc rewrite.Location) error {
 
 // Mapper returns the Rewriter's mapper.
 func (rw *Rewriter) Mapper() *rewrite.Mapper { return rw.mapper }
+
+// collector groups occurrences by source image, without the collision
+// check of rewrite.ImageSet: embedded references that are not rewritten
+// cannot collide.
+type collector struct {
+	m map[string]*rewrite.Image
+}
+
+func (c *collector) add(o rewrite.Occurrence) {
+	if c.m == nil {
+		c.m = map[string]*rewrite.Image{}
+	}
+	key := o.Source.Qualified()
+	img, ok := c.m[key]
+	if !ok {
+		img = &rewrite.Image{Source: key, Target: o.Target.Qualified(), Action: o.Action}
+		c.m[key] = img
+	}
+	img.Occurrences = append(img.Occurrences, o.Location)
+}
+
+func (c *collector) images() []rewrite.Image {
+	out := make([]rewrite.Image, 0, len(c.m))
+	for _, img := range c.m {
+		out = append(out, *img)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Source < out[j].Source })
+	return out
+}

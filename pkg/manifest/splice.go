@@ -4,41 +4,70 @@ import (
 	"bytes"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// edit replaces the value of a scalar node in a document's bytes.
+// edit replaces the value of a scalar node in a document's bytes (whole),
+// or a part of it (sub): the bytes of old, at byte at of the node's value
+// and at byte start of the document.
 type edit struct {
 	node  *yaml.Node
 	value string
+	sub   bool
+	at    int
+	old   string
+	start int
+	// embedded marks the edit of an embedded reference.
+	embedded bool
 }
 
 var bom = []byte("\xef\xbb\xbf")
 
 // splice applies edits to the raw bytes of one document, writing each new
-// value in its node's original style. Everything outside the edited values
-// is copied as it is. Edits of the same node (an anchor reached twice) are
-// applied once.
+// whole value in its node's original style and each sub edit in place.
+// Everything outside the edited values is copied as it is. Edits of the
+// same node or part (an anchor reached twice) are applied once; a sub edit
+// of a node edited whole is dropped (the same reference, reached as an
+// image field and as an embedded reference through an alias).
 func splice(data []byte, edits []edit) ([]byte, error) {
 	type span struct {
 		start, end int
 		text       string
 	}
-	lines := lineStarts(data)
+	var lines []int
 	spans := make([]span, 0, len(edits))
-	done := map[*yaml.Node]bool{}
+	whole := map[*yaml.Node]bool{}
 	for _, e := range edits {
-		if done[e.node] {
+		if !e.sub && !whole[e.node] {
+			whole[e.node] = true
+			if lines == nil {
+				lines = lineStarts(data)
+			}
+			start, end, text, err := locate(data, lines, e.node, e.value)
+			if err != nil {
+				return nil, err
+			}
+			spans = append(spans, span{start, end, text})
+		}
+	}
+	type part struct {
+		node *yaml.Node
+		at   int
+	}
+	done := map[part]bool{}
+	for _, e := range edits {
+		if !e.sub || whole[e.node] || done[part{e.node, e.at}] {
 			continue
 		}
-		done[e.node] = true
-		start, end, text, err := locate(data, lines, e.node, e.value)
-		if err != nil {
-			return nil, err
+		done[part{e.node, e.at}] = true
+		if e.start < 0 || e.start+len(e.old) > len(data) || string(data[e.start:e.start+len(e.old)]) != e.old {
+			return nil, fmt.Errorf("cannot locate %q at byte %d to rewrite in place", e.old, e.start)
 		}
-		spans = append(spans, span{start, end, text})
+		spans = append(spans, span{e.start, e.start + len(e.old), e.value})
 	}
 	sort.Slice(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
 	var out bytes.Buffer
@@ -54,6 +83,288 @@ func splice(data []byte, edits []edit) ([]byte, error) {
 	}
 	out.Write(data[pos:])
 	return out.Bytes(), nil
+}
+
+// spliceVerified splices and, when some edits are sub edits, proves the
+// result: it parses into the same tree as root except for the edited
+// values, which hold exactly their new values.
+func spliceVerified(data []byte, root *yaml.Node, edits []edit) ([]byte, error) {
+	out, err := splice(data, edits)
+	if err != nil || !hasSub(edits) {
+		return out, err
+	}
+	var got yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(out)).Decode(&got); err != nil {
+		return nil, fmt.Errorf("rewriting in place would break the document: %v", err)
+	}
+	want := expectedValues(edits)
+	if path, ok := sameTree(root, &got, want, ""); !ok {
+		return nil, fmt.Errorf("rewriting in place would change %s beyond the image reference", path)
+	}
+	return out, nil
+}
+
+// expectedValues is the value each edited node must have after the edits.
+func expectedValues(edits []edit) map[*yaml.Node]string {
+	want := map[*yaml.Node]string{}
+	subs := map[*yaml.Node][]edit{}
+	for _, e := range edits {
+		if !e.sub {
+			want[e.node] = e.value
+		}
+	}
+	for _, e := range edits {
+		if _, isWhole := want[e.node]; e.sub && !isWhole {
+			subs[e.node] = append(subs[e.node], e)
+		}
+	}
+	for n, es := range subs {
+		sort.Slice(es, func(i, j int) bool { return es[i].at < es[j].at })
+		var b strings.Builder
+		pos := 0
+		for _, e := range es {
+			if e.at < pos {
+				continue // the same part again (an anchor), or overlapping
+			}
+			b.WriteString(n.Value[pos:e.at])
+			b.WriteString(e.value)
+			pos = e.at + len(e.old)
+		}
+		b.WriteString(n.Value[pos:])
+		want[n] = b.String()
+	}
+	return want
+}
+
+// sameTree compares two parsed documents node by node (aliases by name,
+// not followed): kinds, tags, styles, anchors and values are equal, except
+// that the nodes of a have the values in want. It returns the path of the
+// first difference.
+func sameTree(a, b *yaml.Node, want map[*yaml.Node]string, path string) (string, bool) {
+	if a.Kind != b.Kind || a.Tag != b.Tag || a.Style != b.Style || a.Anchor != b.Anchor || len(a.Content) != len(b.Content) {
+		return path, false
+	}
+	v, ok := want[a]
+	if !ok {
+		v = a.Value
+	}
+	if b.Value != v {
+		return path, false
+	}
+	if a.Kind == yaml.AliasNode {
+		return "", true
+	}
+	for i := range a.Content {
+		p := path
+		if a.Kind == yaml.MappingNode && i%2 == 1 {
+			p = joinPath(path, a.Content[i-1].Value)
+		} else if a.Kind == yaml.SequenceNode {
+			p = path + index(i)
+		}
+		if p, ok := sameTree(a.Content[i], b.Content[i], want, p); !ok {
+			return p, false
+		}
+	}
+	return "", true
+}
+
+func joinPath(p, k string) string {
+	if p == "" {
+		return k
+	}
+	return p + "." + k
+}
+
+func hasSub(edits []edit) bool {
+	for _, e := range edits {
+		if e.sub {
+			return true
+		}
+	}
+	return false
+}
+
+func hasEmbedded(edits []edit) bool {
+	for _, e := range edits {
+		if e.embedded {
+			return true
+		}
+	}
+	return false
+}
+
+func withoutEmbedded(edits []edit) []edit {
+	var out []edit
+	for _, e := range edits {
+		if !e.embedded {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// part is a part of a scalar's value to locate in the source: at is its
+// byte offset in the value.
+type part struct {
+	at   int
+	text string
+}
+
+// locateParts finds, in one pass over the source of scalar n, the byte
+// offset in data of each part of its value (parts sorted by at; a part
+// holds no white space, quote or backslash), or -1 for a part that is not
+// written verbatim (inside or across an escape sequence). It walks the
+// source and the value side by side: verbatim characters match one to
+// one, escape sequences ("\\x41", "”") produce known bytes, and runs of
+// blanks and line breaks (indentation, folding) match runs of white space
+// in the value. When the two disagree, the remaining parts are not
+// located; nothing is guessed.
+func locateParts(data []byte, lines []int, n *yaml.Node, parts []part) ([]int, error) {
+	res := make([]int, len(parts))
+	for i := range res {
+		res[i] = -1
+	}
+	off, err := offset(data, lines, n.Line, n.Column)
+	if err != nil {
+		return res, err
+	}
+	off = skipProperties(data, off)
+	i := off // in data
+	var quote byte
+	switch {
+	case n.Style&yaml.DoubleQuotedStyle != 0:
+		quote = '"'
+	case n.Style&yaml.SingleQuotedStyle != 0:
+		quote = '\''
+	case n.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0:
+		// The header line ("|", ">-", "|2 # comment") is not content.
+		nl := bytes.IndexByte(data[off:], '\n')
+		if nl < 0 {
+			return res, fmt.Errorf("block scalar at line %d without content", n.Line)
+		}
+		i = off + nl + 1
+	}
+	if quote != 0 {
+		if i >= len(data) || data[i] != quote {
+			return res, fmt.Errorf("scalar at line %d, column %d does not start with its quote", n.Line, n.Column)
+		}
+		i++
+	}
+	v := n.Value
+	j, p := 0, 0 // in v, in parts
+	for p < len(parts) && i < len(data) && j <= len(v) {
+		for p < len(parts) && parts[p].at < j {
+			p++ // passed inside an escape sequence: not verbatim
+		}
+		if p == len(parts) {
+			break
+		}
+		if parts[p].at == j {
+			t := parts[p].text
+			if i+len(t) <= len(data) && string(data[i:i+len(t)]) == t {
+				for ; p < len(parts) && parts[p].at == j; p++ {
+					res[p] = i
+				}
+				i, j = i+len(t), j+len(t)
+				continue
+			}
+		}
+		if j == len(v) {
+			break
+		}
+		c := data[i]
+		switch {
+		case quote != 0 && c == quote && !(quote == '\'' && i+1 < len(data) && data[i+1] == '\''):
+			return res, nil // the end of the scalar
+		case quote == '\'' && c == '\'':
+			if v[j] != '\'' {
+				return res, nil
+			}
+			i, j = i+2, j+1
+		case quote == '"' && c == '\\':
+			if i+1 < len(data) && (data[i+1] == '\n' || data[i+1] == '\r') {
+				i++ // an escaped line break: nothing in the value
+				if data[i] == '\r' && i+1 < len(data) && data[i+1] == '\n' {
+					i++
+				}
+				i++
+				continue
+			}
+			produced, size := unescape(data[i:])
+			if size == 0 || !strings.HasPrefix(v[j:], produced) {
+				return res, nil
+			}
+			i, j = i+size, j+len(produced)
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			for i < len(data) && isSpace(data[i]) {
+				i++
+			}
+			for j < len(v) && (v[j] == ' ' || v[j] == '\t' || v[j] == '\n') {
+				j++
+			}
+		case c == 0xC2 || c == 0xE2:
+			// NEL, LS and PS are line breaks in YAML: give up on them.
+			if bytes.HasPrefix(data[i:], []byte("\u0085")) || bytes.HasPrefix(data[i:], []byte("\u2028")) || bytes.HasPrefix(data[i:], []byte("\u2029")) || v[j] != c {
+				return res, nil
+			}
+			i, j = i+1, j+1
+		default:
+			if v[j] != c {
+				return res, nil
+			}
+			i, j = i+1, j+1
+		}
+	}
+	return res, nil
+}
+
+// simpleEscapes are the one-character escapes of double-quoted scalars.
+var simpleEscapes = map[byte]string{'0': "\x00", 'a': "\a", 'b': "\b", 't': "\t", '\t': "\t", 'n': "\n", 'v': "\v", 'f': "\f", 'r': "\r", 'e': "\x1b",
+	' ': " ", '"': `"`, '\'': "'", '\\': `\`, '/': "/", 'N': "\u0085", '_': "\u00a0", 'L': "\u2028", 'P': "\u2029"}
+
+// unescape decodes the escape sequence at the start of b (b[0] is a
+// backslash) of a double-quoted scalar: the bytes it stands for and its
+// length, or n == 0 when it is not one.
+func unescape(b []byte) (produced string, n int) {
+	if len(b) < 2 {
+		return "", 0
+	}
+	if s, ok := simpleEscapes[b[1]]; ok {
+		return s, 2
+	}
+	digits := map[byte]int{'x': 2, 'u': 4, 'U': 8}[b[1]]
+	if digits == 0 || len(b) < 2+digits {
+		return "", 0
+	}
+	r, err := strconv.ParseUint(string(b[2:2+digits]), 16, 32)
+	if err != nil || !utf8.ValidRune(rune(r)) {
+		return "", 0
+	}
+	return string(rune(r)), 2 + digits
+}
+
+// positioner gives the 1-based line and character column of byte offsets
+// of a document; offsets asked in increasing order on a line are counted
+// from the previous one, so a long line costs one pass.
+type positioner struct {
+	data           []byte
+	lines          []int
+	off, line, col int // the last answer
+}
+
+func (p *positioner) position(off int) (line, col int) {
+	i := sort.Search(len(p.lines), func(i int) bool { return p.lines[i] > off }) - 1
+	if i+1 == p.line && off >= p.off && p.col > 0 {
+		p.col += utf8.RuneCount(p.data[p.off:off])
+		p.off = off
+		return p.line, p.col
+	}
+	start := p.lines[i]
+	if i == 0 && bytes.HasPrefix(p.data, bom) {
+		start += len(bom)
+	}
+	p.off, p.line, p.col = off, i+1, utf8.RuneCount(p.data[start:off])+1
+	return p.line, p.col
 }
 
 // locate finds the bytes of node's value and returns the span to replace and

@@ -35,7 +35,8 @@ const (
 )
 
 // ImageField names an extra image field on a kind, for images that do not
-// sit in a Pod spec (the Prometheus operator's spec.image, say).
+// sit in a Pod spec and that the built-in table of known operator kinds
+// (Prometheus, Tekton, Argo Workflows, KubeVirt, ...) does not cover.
 type ImageField struct {
 	// Group is the API group of the kind ("" for the core group).
 	Group string `yaml:"group,omitempty" json:"group,omitempty"`
@@ -55,7 +56,8 @@ type ImageField struct {
 //	pathStyle: strip
 //	exclude: [sea.hub:5000, docker.io/library/busybox]
 //	imageFields:
-//	- {group: monitoring.coreos.com, kind: Prometheus, path: spec.image}
+//	- {group: example.com, kind: Widget, path: spec.runner.image}
+//	rewriteEmbedded: false
 type Config struct {
 	APIVersion string           `yaml:"apiVersion,omitempty" json:"apiVersion,omitempty"`
 	Kind       string           `yaml:"kind,omitempty" json:"kind,omitempty"`
@@ -74,6 +76,11 @@ type Config struct {
 	// SkipInvalid turns invalid image references into warnings and leaves
 	// their values untouched.
 	SkipInvalid bool `yaml:"skipInvalid,omitempty" json:"skipInvalid,omitempty"`
+	// RewriteEmbedded also rewrites the image references embedded in
+	// string values (container args and command, env values, ConfigMap
+	// data, annotations), in place inside the string. They are always
+	// found and reported; by default they are left as written.
+	RewriteEmbedded bool `yaml:"rewriteEmbedded,omitempty" json:"rewriteEmbedded,omitempty"`
 	// ImageList, when set, makes the KRM function (rehost fn) add or update
 	// a ConfigMap that carries the image list. Off by default; the other
 	// commands ignore it.
