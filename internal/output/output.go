@@ -12,11 +12,12 @@ import (
 )
 
 // memLimit is how much of standard output is kept in memory before the
-// spool moves to a temporary file.
-const memLimit = 4 << 20
+// spool moves to a temporary file: typical streams never touch the disk,
+// and memory stays bounded for any stream.
+const memLimit = 16 << 20
 
-// Spool holds output until Commit. It keeps up to 4 MiB in memory and
-// spills the rest to a temporary file, so memory stays bounded.
+// Spool holds output until Commit. It keeps up to 16 MiB in memory and
+// spills the rest to a temporary file.
 type Spool struct {
 	buf  bytes.Buffer
 	file *os.File
