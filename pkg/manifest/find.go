@@ -3,6 +3,7 @@ package manifest
 import (
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/rehost/rehost/pkg/rewrite"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
@@ -111,17 +112,30 @@ type composite struct {
 // NewFinder returns a Finder for the built-in fields and the given extra
 // fields.
 func NewFinder(extra []rewrite.ImageField) (*Finder, error) {
+	b, err := builtin()
+	if err != nil {
+		return nil, err
+	}
+	f := &Finder{extra: b.extra, composites: b.composites, keys: b.keys, schemes: b.schemes}
+	if len(extra) == 0 {
+		return f, nil // the built-in tables are never modified: share them
+	}
+	f.extra = make(map[groupKind][]rewrite.FieldPath, len(b.extra)+len(extra))
+	for gk, ps := range b.extra {
+		f.extra[gk] = ps[:len(ps):len(ps)]
+	}
+	f.keys = b.keys[:len(b.keys):len(b.keys)]
+	if err := f.addFields(extra); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// builtin is the Finder of the built-in tables, parsed once.
+var builtin = sync.OnceValues(func() (*Finder, error) {
 	f := &Finder{extra: map[groupKind][]rewrite.FieldPath{}, composites: map[groupKind][]composite{}}
-	for _, e := range append(BuiltinImageFields(), extra...) {
-		p, err := rewrite.ParseFieldPath(e.Path)
-		if err != nil {
-			return nil, err
-		}
-		gk := groupKind{e.Group, e.Kind}
-		f.extra[gk] = append(f.extra[gk], p)
-		if leaf := p[len(p)-1].Key; !hasImageWord(leaf) {
-			f.keys = append(f.keys, leaf)
-		}
+	if err := f.addFields(BuiltinImageFields()); err != nil {
+		return nil, err
 	}
 	for _, c := range BuiltinCompositeFields() {
 		pc, err := parseComposite(c)
@@ -135,6 +149,22 @@ func NewFinder(extra []rewrite.ImageField) (*Finder, error) {
 	}
 	f.schemes = f.schemeList()
 	return f, nil
+})
+
+// addFields adds image fields to f's tables.
+func (f *Finder) addFields(fields []rewrite.ImageField) error {
+	for _, e := range fields {
+		p, err := rewrite.ParseFieldPath(e.Path)
+		if err != nil {
+			return err
+		}
+		gk := groupKind{e.Group, e.Kind}
+		f.extra[gk] = append(f.extra[gk], p)
+		if leaf := p[len(p)-1].Key; !hasImageWord(leaf) {
+			f.keys = append(f.keys, leaf)
+		}
+	}
+	return nil
 }
 
 func parseComposite(c CompositeField) (composite, error) {
