@@ -2,8 +2,9 @@
 // Kubernetes manifests, YAML or JSON, keeping every other byte as it was.
 //
 // A [Rewriter] splits a stream into documents on their "---" and "..."
-// markers, skips cheaply the documents that cannot hold an image (no
-// substring "image", or a CustomResourceDefinition), parses the others with
+// markers, skips cheaply the documents that cannot hold an image reference
+// (no image word, configured key, composite scheme or registry-host token,
+// or a CustomResourceDefinition), parses the others with
 // yaml.v3, finds their image fields with a [Finder], maps each value with a
 // [rewrite.Mapper], and splices the new values into the original bytes in
 // their original quoting style. Documents are processed on all cores and

@@ -33,10 +33,15 @@ type splitter struct {
 	line, index      int
 }
 
-const splitBlock = 256 << 10
+// The window starts small, for small inputs, and doubles with every read
+// up to splitBlock; beyond that it grows only to hold a larger document.
+const (
+	splitStart = 4 << 10
+	splitBlock = 256 << 10
+)
 
 func newSplitter(r io.Reader) *splitter {
-	return &splitter{r: r, buf: make([]byte, splitBlock), line: 1}
+	return &splitter{r: r, buf: make([]byte, splitStart), line: 1}
 }
 
 // next returns the next document, or io.EOF (or the read error) at the end.
@@ -129,7 +134,7 @@ func (s *splitter) fill() {
 		s.end = n
 		s.start = 0
 	}
-	if s.end == len(s.buf) {
+	if s.end == len(s.buf) || len(s.buf) < splitBlock {
 		grown := make([]byte, 2*len(s.buf))
 		copy(grown, s.buf[:s.end])
 		s.buf = grown
