@@ -111,9 +111,12 @@ func (rw *Rewriter) RewriteBytes(data []byte, name string) ([]byte, error) {
 // On error, what was written to w is incomplete: callers that need
 // all-or-nothing output write to a buffer or a temporary file.
 func (rw *Rewriter) Rewrite(w io.Writer, r io.Reader, name string) error {
+	// Documents travel in batches (most are small), processed on every
+	// worker and written in input order. Memory holds at most the batches
+	// in the queue.
 	type slot struct {
-		doc document
-		res chan result
+		docs []document
+		res  chan []result
 	}
 	sp := newSplitter(r)
 	jobs := make(chan slot, rw.workers)
@@ -124,67 +127,106 @@ func (rw *Rewriter) Rewrite(w io.Writer, r io.Reader, name string) error {
 		defer close(jobs)
 		defer close(queue)
 		for {
-			d, err := sp.next()
+			docs, err := nextBatch(sp)
+			if len(docs) > 0 {
+				s := slot{docs: docs, res: make(chan []result, 1)}
+				select {
+				case queue <- s:
+				case <-stop:
+					return
+				}
+				jobs <- s
+			}
 			if err != nil {
 				if !errors.Is(err, io.EOF) {
 					readErr = fmt.Errorf("%s: %w", name, err)
 				}
 				return
 			}
-			s := slot{doc: d, res: make(chan result, 1)}
-			select {
-			case queue <- s:
-			case <-stop:
-				return
-			}
-			jobs <- s
 		}
 	}()
 	for i := 0; i < rw.workers; i++ {
 		go func() {
 			for s := range jobs {
-				s.res <- rw.process(s.doc, name)
+				out := make([]result, len(s.docs))
+				for k, d := range s.docs {
+					out[k] = rw.process(d, name, w != nil)
+				}
+				s.res <- out
 			}
 		}()
 	}
 
 	var errs []error
+	drain := func() {
+		close(stop)
+		for range queue { // let the reader and workers finish
+		}
+	}
 	for s := range queue {
-		res := <-s.res
-		errs = append(errs, res.errs...)
-		for _, o := range res.occ {
-			if err := rw.set.Add(o); err != nil {
-				errs = append(errs, err)
-			}
-		}
-		rw.collect(res)
-		for _, wn := range res.warns {
-			rw.warn(wn)
-		}
-		if len(errs) >= maxErrors {
-			close(stop)
-			for range queue { // let the reader and workers finish
-			}
-			break
-		}
-		if len(errs) == 0 && w != nil {
-			out := res.out
-			if out == nil {
-				out = s.doc.data
-			}
-			if _, err := w.Write(out); err != nil {
-				errs = append(errs, err)
-				close(stop)
-				for range queue {
+		results := <-s.res
+		for k, res := range results {
+			errs = append(errs, res.errs...)
+			for _, o := range res.occ {
+				if err := rw.set.Add(o); err != nil {
+					errs = append(errs, err)
 				}
-				break
 			}
+			rw.collect(res)
+			for _, wn := range res.warns {
+				rw.warn(wn)
+			}
+			if len(errs) == 0 && w != nil {
+				out := res.out
+				if out == nil {
+					out = s.docs[k].data
+				}
+				if _, err := w.Write(out); err != nil {
+					errs = append(errs, writeError{err})
+				}
+			}
+		}
+		if len(errs) >= maxErrors || (len(errs) > 0 && w != nil && isWriteErr(errs[len(errs)-1])) {
+			drain()
+			break
 		}
 	}
 	if readErr != nil {
 		errs = append(errs, readErr)
 	}
 	return errors.Join(errs...)
+}
+
+// batchBytes and batchDocs bound a batch of documents.
+const (
+	batchBytes = 64 << 10
+	batchDocs  = 64
+)
+
+// nextBatch reads documents until the batch is full or the stream ends; it
+// returns the documents read and the error that ended the stream, if any.
+func nextBatch(sp *splitter) ([]document, error) {
+	var docs []document
+	size := 0
+	for size < batchBytes && len(docs) < batchDocs {
+		d, err := sp.next()
+		if err != nil {
+			return docs, err
+		}
+		docs = append(docs, d)
+		size += len(d.data)
+	}
+	return docs, nil
+}
+
+// writeError marks an error of the output writer.
+type writeError struct{ error }
+
+func (e writeError) Unwrap() error { return e.error }
+
+func isWriteErr(err error) bool {
+	var we writeError
+	return errors.As(err, &we)
 }
 
 // result is what processing one document gives.
@@ -208,7 +250,8 @@ func (rw *Rewriter) collect(res result) {
 	}
 }
 
-func (rw *Rewriter) process(d document, name string) result {
+// process finds, maps and (when write is set) rewrites one document.
+func (rw *Rewriter) process(d document, name string, write bool) result {
 	if !utf8.Valid(d.data) {
 		return result{errs: []error{&Error{Location: rewrite.Location{File: name, Line: d.line + invalidUTF8Line(d.data)}, Err: errors.New("invalid UTF-8: manifests must be UTF-8 encoded")}}}
 	}
@@ -242,7 +285,7 @@ func (rw *Rewriter) process(d document, name string) result {
 			edits = append(edits, *m.edit)
 		}
 	}
-	if len(edits) > 0 {
+	if len(edits) > 0 && write {
 		out, err := spliceVerified(d.data, &root, edits)
 		if err != nil && hasEmbedded(edits) {
 			// Never corrupt: leave the embedded references as written.
@@ -407,20 +450,22 @@ func (rw *Rewriter) finish(ms []mapped, res *result) {
 // mayHoldImages is the fast path: it reports false, without parsing, for
 // documents that hold no image reference:
 //   - CustomResourceDefinitions (never searched);
-//   - documents without a backslash (which may hide any byte in a quoted
-//     string), without any image word ("image", "Image", "IMAGE": image
+//   - documents without a backslash escape that stands for other characters
+//     (hasEscape: "\x", "\u", "\U", "\/", an escaped line break), without any image word ("image", "Image", "IMAGE": image
 //     fields, the context of bare embedded references), configured leaf
 //     key or composite URL scheme ("oci://"), and without a run of
 //     reference bytes that holds a registry host, a "/" and a tag or digest
 //     (an embedded reference that needs no context).
 //
 // Every reference the finder reports lies verbatim in the document's bytes
-// when the document has no backslash, so this never skips one.
+// when the document has no such escape (the other escapes stand for white
+// space, quotes, backslashes or control characters, none of which can be
+// part of an image word or a reference), so this never skips one.
 func (rw *Rewriter) mayHoldImages(data []byte) bool {
 	if topLevelKind(data) == crdKind {
 		return false
 	}
-	if bytes.IndexByte(data, '\\') >= 0 || hasImageWordBytes(data) {
+	if hasEscape(data) || hasImageWordBytes(data) {
 		return true
 	}
 	for _, k := range rw.finder.keys {
@@ -434,6 +479,25 @@ func (rw *Rewriter) mayHoldImages(data []byte) bool {
 		}
 	}
 	return hasRegistryToken(data)
+}
+
+// hasEscape reports whether data holds a backslash escape that can stand
+// for other characters in a double-quoted scalar: "\x", "\u", "\U", "\/"
+// (JSON) or an escaped line break. Other escapes ("\d", "\." in the regular
+// expressions of ConfigMaps and CRDs) cannot spell an image word or a
+// reference byte.
+func hasEscape(data []byte) bool {
+	for i := 0; ; {
+		j := bytes.IndexByte(data[i:], '\\')
+		if j < 0 || i+j+1 >= len(data) {
+			return false
+		}
+		switch data[i+j+1] {
+		case 'x', 'u', 'U', '/', '\n', '\r':
+			return true
+		}
+		i += j + 2
+	}
 }
 
 var kindLine = []byte("\nkind:")

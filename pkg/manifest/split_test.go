@@ -90,3 +90,22 @@ func TestSplitterReadError(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestHasEscape(t *testing.T) {
+	for in, want := range map[string]bool{
+		`regex: "^\\d+\\.\\d+$"`: false,
+		`a: "\t\n\\"`:            false,
+		`a: "im\x61ge"`:          true,
+		`a: "\u0069mage"`:        true,
+		`a: "\U00000069mage"`:    true,
+		`a: "quay.io\/x\/y:1"`:   true,
+		"a: \"ima\\\n  ge\"":     true,
+		`a: "\\u0069"`:           false, // an escaped backslash, then a plain u
+		`a: "\\\u0069"`:          true,
+		`trailing \`:             false,
+	} {
+		if got := hasEscape([]byte(in)); got != want {
+			t.Errorf("hasEscape(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
