@@ -84,7 +84,7 @@ func reportEmbedded(s streams, rw *manifest.Rewriter, what, hint string) {
 	}
 	n := 0
 	for _, img := range left {
-		n += len(img.Occurrences)
+		n += img.Count
 	}
 	fmt.Fprintf(s.err, "rehost: %d image reference(s) embedded in args, env values, ConfigMap data or annotations (%d image(s)) found and not %s; %s\n", n, len(left), what, hint)
 }

@@ -51,6 +51,9 @@ PATH is as for "rehost rewrite".`,
 			if embedded {
 				opts = append(opts, manifest.ListEmbedded())
 			}
+			if format != "json" { // only -o json reports every place
+				opts = append(opts, manifest.WithFirstOccurrences())
+			}
 			rw, err := mf.newRewriter(cmd, s, opts...)
 			if err != nil {
 				return err

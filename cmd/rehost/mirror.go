@@ -88,7 +88,7 @@ the digests (never GET, to spare rate limits).`,
 			if err := f.validate(args); err != nil {
 				return err
 			}
-			rw, err := mf.newRewriter(cmd, s)
+			rw, err := mf.newRewriter(cmd, s, manifest.WithFirstOccurrences())
 			if err != nil {
 				return err
 			}

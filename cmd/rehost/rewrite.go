@@ -52,7 +52,7 @@ input files.`,
 			if outputDir != "" && inPlace {
 				return errors.New("--output-dir and --in-place exclude each other")
 			}
-			rw, err := mf.newRewriter(cmd, s)
+			rw, err := mf.newRewriter(cmd, s, manifest.WithFirstOccurrences())
 			if err != nil {
 				return err
 			}

@@ -4,6 +4,7 @@
 package output
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"io"
@@ -12,15 +13,18 @@ import (
 )
 
 // memLimit is how much of standard output is kept in memory before the
-// spool moves to a temporary file: typical streams never touch the disk,
-// and memory stays bounded for any stream.
-const memLimit = 16 << 20
+// spool moves to a temporary file. Small outputs never touch the disk; large
+// ones cost no memory (and no page zeroing) as they grow, and Commit hands
+// the file to the kernel (copy_file_range or sendfile) when the destination
+// is a file or a pipe.
+const memLimit = 1 << 20
 
-// Spool holds output until Commit. It keeps up to 16 MiB in memory and
-// spills the rest to a temporary file.
+// Spool holds output until Commit: up to 1 MiB in memory, the rest in an
+// unlinked temporary file written through a 256 KiB buffer.
 type Spool struct {
 	buf  bytes.Buffer
 	file *os.File
+	w    *bufio.Writer
 }
 
 // Write implements io.Writer.
@@ -32,12 +36,14 @@ func (s *Spool) Write(p []byte) (int, error) {
 		}
 		os.Remove(f.Name()) // unlinked: gone when closed
 		s.file = f
-		if _, err := s.buf.WriteTo(f); err != nil {
+		s.w = bufio.NewWriterSize(f, 256<<10)
+		if _, err := s.buf.WriteTo(s.w); err != nil {
 			return 0, err
 		}
+		s.buf = bytes.Buffer{}
 	}
 	if s.file != nil {
-		return s.file.Write(p)
+		return s.w.Write(p)
 	}
 	return s.buf.Write(p)
 }
@@ -49,6 +55,9 @@ func (s *Spool) Commit(w io.Writer) error {
 		return err
 	}
 	defer s.Discard()
+	if err := s.w.Flush(); err != nil {
+		return err
+	}
 	if _, err := s.file.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
@@ -61,7 +70,7 @@ func (s *Spool) Discard() {
 	s.buf.Reset()
 	if s.file != nil {
 		s.file.Close()
-		s.file = nil
+		s.file, s.w = nil, nil
 	}
 }
 

@@ -27,6 +27,16 @@ type Option func(*Rewriter)
 // warnings are discarded.
 func WithWarnings(fn func(error)) Option { return func(r *Rewriter) { r.warn = fn } }
 
+// WithFirstOccurrences keeps only the first occurrence of each image in the
+// reports (Images, Embedded, EmbeddedLeftOut), with the count of all of
+// them, so that memory stays flat however large the input. By default every
+// occurrence is kept.
+func WithFirstOccurrences() Option {
+	return func(r *Rewriter) {
+		r.set.FirstOnly, r.emb.firstOnly, r.left.firstOnly = true, true, true
+	}
+}
+
 // WithWorkers sets how many documents are processed at once. The default is
 // GOMAXPROCS.
 func WithWorkers(n int) Option { return func(r *Rewriter) { r.workers = n } }
@@ -595,7 +605,8 @@ func (rw *Rewriter) Mapper() *rewrite.Mapper { return rw.mapper }
 // check of rewrite.ImageSet: embedded references that are not rewritten
 // cannot collide.
 type collector struct {
-	m map[string]*rewrite.Image
+	m         map[string]*rewrite.Image
+	firstOnly bool
 }
 
 func (c *collector) add(o rewrite.Occurrence) {
@@ -608,7 +619,10 @@ func (c *collector) add(o rewrite.Occurrence) {
 		img = &rewrite.Image{Source: key, Target: o.Target.Qualified(), Action: o.Action}
 		c.m[key] = img
 	}
-	img.Occurrences = append(img.Occurrences, o.Location)
+	img.Count++
+	if img.Count == 1 || !c.firstOnly {
+		img.Occurrences = append(img.Occurrences, o.Location)
+	}
 }
 
 func (c *collector) images() []rewrite.Image {

@@ -15,14 +15,23 @@ type Image struct {
 	// Source is the fully qualified original, "docker.io/library/nginx:1.25".
 	Source string `json:"source"`
 	// Target is the fully qualified reference the cluster pulls.
-	Target      string     `json:"target"`
-	Action      Action     `json:"action"`
+	Target string `json:"target"`
+	Action Action `json:"action"`
+	// Count is how many times the image occurs.
+	Count int `json:"count"`
+	// Occurrences are the places it occurs: all of them, or only the first
+	// when the set keeps first occurrences only.
 	Occurrences []Location `json:"occurrences"`
 }
 
 // ImageSet collects mapped images. Its zero value is ready to use. It is not
 // safe for concurrent use.
 type ImageSet struct {
+	// FirstOnly keeps only the first occurrence of each image (Count still
+	// counts them all), so memory does not grow with the input for callers
+	// that do not report every place.
+	FirstOnly bool
+
 	images map[string]*Image
 	// owner remembers, per target repository, the first source repository
 	// mapped there, to detect collisions.
@@ -51,7 +60,10 @@ func (s *ImageSet) Add(o Occurrence) error {
 		img = &Image{Source: key, Target: o.Target.Qualified(), Action: o.Action}
 		s.images[key] = img
 	}
-	img.Occurrences = append(img.Occurrences, o.Location)
+	img.Count++
+	if img.Count == 1 || !s.FirstOnly {
+		img.Occurrences = append(img.Occurrences, o.Location)
+	}
 	return nil
 }
 

@@ -1,0 +1,24 @@
+package rewrite
+
+import "testing"
+
+func TestImageSetFirstOnly(t *testing.T) {
+	m, _ := NewMapper(Config{})
+	for _, firstOnly := range []bool{false, true} {
+		s := ImageSet{FirstOnly: firstOnly}
+		for line := 1; line <= 3; line++ {
+			mp, _ := m.Map("nginx:1.25")
+			if err := s.Add(Occurrence{Mapping: mp, Location: Location{File: "a.yaml", Line: line}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		img := s.Images()[0]
+		want := 3
+		if firstOnly {
+			want = 1
+		}
+		if img.Count != 3 || len(img.Occurrences) != want || img.Occurrences[0].Line != 1 {
+			t.Errorf("FirstOnly=%v: count %d, %d occurrences, first at line %d", firstOnly, img.Count, len(img.Occurrences), img.Occurrences[0].Line)
+		}
+	}
+}
