@@ -10,7 +10,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
-build: ## build bin/rehost and bin/rehost-helm
+build: ## build bin/rehost, bin/rehost-helm and bin/rehost-fn
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
 
 test: ## all tests with the race detector (end-to-end tests skip when helm/kustomize/registry are missing, except in CI)

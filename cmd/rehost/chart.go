@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 
 	"github.com/rehost/rehost/pkg/helm/rendered"
@@ -17,10 +15,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// helmHelper is the program that renders charts. rehost does not link
-// Helm, whose initialisation would slow every start; it runs the helper,
-// found next to its own executable or on PATH, for each chart.
-const helmHelper = "rehost-helm"
 
 // helmFlags are the chart rendering flags, with helm's names and meaning.
 // They are passed on to rehost-helm.
@@ -157,42 +151,12 @@ func renderChart(path string, hf *helmFlags, s streams) (*rendered.Chart, error)
 		return nil, fmt.Errorf("rendering chart %s: reading the output of %s: %w", path, bin, err)
 	}
 	if c.Format != rendered.Format {
-		return nil, fmt.Errorf("rendering chart %s: %s writes format %d, this rehost reads format %d: install the rehost-helm of the same release as rehost (%s)", path, bin, c.Format, rendered.Format, installHint())
+		return nil, fmt.Errorf("rendering chart %s: %s writes format %d, this rehost reads format %d: install the rehost-helm of the same release as rehost (%s)", path, bin, c.Format, rendered.Format, installHint(helmHelper))
 	}
 	return &c, nil
 }
 
-// findHelmHelper returns the path of rehost-helm: next to the running
-// executable, or else on PATH.
+// findHelmHelper returns the path of rehost-helm.
 func findHelmHelper() (string, error) {
-	name := helmHelper
-	if runtime.GOOS == "windows" {
-		name += ".exe"
-	}
-	var self string
-	if exe, err := os.Executable(); err == nil {
-		if exe, err = filepath.EvalSymlinks(exe); err == nil {
-			self = filepath.Dir(exe)
-			p := filepath.Join(self, name)
-			if st, err := os.Stat(p); err == nil && !st.IsDir() {
-				return p, nil
-			}
-		}
-	}
-	if p, err := exec.LookPath(helmHelper); err == nil {
-		return p, nil
-	}
-	where := "on PATH"
-	if self != "" {
-		where = "in " + self + " or on PATH"
-	}
-	return "", fmt.Errorf("rendering Helm charts needs the %s helper, not found %s: %s", helmHelper, where, installHint())
-}
-
-func installHint() string {
-	v := version
-	if v == "" || v == "(devel)" {
-		v = "latest"
-	}
-	return fmt.Sprintf("install it with `go install github.com/rehost/rehost/cmd/rehost-helm@%s`, or run `make build` in a rehost checkout to build both into bin/", v)
+	return findCompanion(helmHelper, "rendering Helm charts")
 }

@@ -1,49 +1,47 @@
 package main
 
 import (
-	"github.com/rehost/rehost/pkg/krmfn"
+	"errors"
+	"os/exec"
+
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/kustomize/kyaml/fn/framework/command"
 )
 
-// newFnCmd is the KRM function: kyaml's function command around
-// krmfn.Processor. Errors are printed once, by main.
-func newFnCmd(streams) *cobra.Command {
-	cmd := command.Build(krmfn.Processor{}, command.StandaloneEnabled, true)
-	cmd.Use = "fn [CONFIG [FILE...]]"
-	cmd.Short = "Run as a KRM function (kustomize transformers, kpt, kustomize fn run)"
-	cmd.Long = `Run as a KRM function: read a ResourceList on stdin, rewrite the images of its
-items and write the ResourceList, with results, on stdout. Exit non-zero, with
-the error results on stderr, on any error (invalid image, collision, bad config).
-
-The functionConfig is a RewriteConfig (apiVersion rehost.dev/v1alpha1, the same
-schema as --config) or a ConfigMap whose data holds registry, pathStyle,
-exclude (comma-separated), skipInvalid and imageList. With
-imageList: {configMapName: NAME} the function also adds (or updates) the
-ConfigMap NAME holding the sorted image list under data.imageList.
-
-Given files, it runs standalone: CONFIG is the functionConfig, FILE... (or - for
-stdin) the resources, and the rewritten resources are printed unwrapped.`
-	cmd.Example = `  # As a kustomize transformer: list rehost.yaml under transformers: in
-  # kustomization.yaml (see testdata/examples/kustomize), where rehost.yaml is
-  #   apiVersion: rehost.dev/v1alpha1
-  #   kind: RewriteConfig
-  #   metadata:
-  #     name: rehost
-  #     annotations:
-  #       config.kubernetes.io/function: |
-  #         exec: {path: rehost, args: [fn]}
-  #   registry: sea.hub:5000
-  kustomize build --enable-alpha-plugins --enable-exec .
-
-  # On a directory, in place; --exec-path runs its program without arguments,
-  # so give it a wrapper (printf '#!/bin/sh\nexec rehost fn "$@"\n' > rehost-fn):
-  kustomize fn run manifests/ --enable-exec --exec-path ./rehost-fn -- registry=sea.hub:5000 exclude=quay.io
-
-  # On a ResourceList:
-  kustomize cfg cat manifests/ --wrap-kind ResourceList --wrap-version config.kubernetes.io/v1 | rehost fn
-
-  # Standalone, on files:
-  rehost fn rehost.yaml deployment.yaml`
-	return cmd
+// newFnCmd forwards to rehost-fn, the KRM function, so that configs that
+// exec "rehost fn" work; rehost itself does not link the function framework.
+func newFnCmd(s streams) *cobra.Command {
+	return &cobra.Command{
+		Use:   "fn [CONFIG [FILE...]]",
+		Short: "Run as a KRM function (forwards to rehost-fn)",
+		Long: `Run as a KRM function: read a ResourceList on stdin and write it rewritten, with
+results, on stdout. This runs the rehost-fn binary (next to rehost, or on PATH)
+with the same arguments; see "rehost-fn --help". Point kustomize at rehost-fn
+directly to save a process start.`,
+		Example: `  # In a transformer config's annotation:
+  #   config.kubernetes.io/function: |
+  #     exec: {path: rehost-fn}          # or: {path: rehost, args: [fn]}
+  kustomize build --enable-alpha-plugins --enable-exec .`,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			bin, err := findCompanion(fnHelper, "running as a KRM function")
+			if err != nil {
+				return err
+			}
+			c := exec.Command(bin, args...)
+			c.Stdin, c.Stdout, c.Stderr = s.in, s.out, s.err
+			err = c.Run()
+			var exit *exec.ExitError
+			if errors.As(err, &exit) {
+				// rehost-fn printed its errors.
+				return exitCode(exit.ExitCode())
+			}
+			return err
+		},
+	}
 }
+
+// exitCode is an error whose message was printed already: run exits with
+// the code and prints nothing.
+type exitCode int
+
+func (e exitCode) Error() string { return "exit status" }

@@ -3,21 +3,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strings"
 )
 
 func main() {
-	args := os.Args[1:]
-	// Invoked as rehost-fn (a symlink), rehost is the KRM function: for
-	// "kustomize fn run --exec-path", which passes no arguments.
-	if strings.TrimSuffix(filepath.Base(os.Args[0]), ".exe") == "rehost-fn" {
-		args = append([]string{"fn"}, args...)
-	}
-	os.Exit(run(args, os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
 // run executes the command line and returns the exit code: 0 on success,
@@ -26,6 +19,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := newRootCmd(stdin, stdout, stderr)
 	root.SetArgs(args)
 	if err := root.Execute(); err != nil {
+		var code exitCode
+		if errors.As(err, &code) {
+			return int(code)
+		}
 		fmt.Fprintf(stderr, "rehost: %v\n", err)
 		return 1
 	}

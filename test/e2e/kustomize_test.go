@@ -44,7 +44,7 @@ func kzExample(t *testing.T) string {
 			t.Fatal(err)
 		}
 		if e.Name() == "rehost.yaml" {
-			b = kzSetExecPath(t, b, rehostBin())
+			b = kzSetExecPath(t, b, fnBin())
 		}
 		if err := os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644); err != nil {
 			t.Fatal(err)
@@ -56,7 +56,7 @@ func kzExample(t *testing.T) string {
 // kzSetExecPath replaces the "path: rehost" line of a function annotation.
 func kzSetExecPath(t *testing.T, config []byte, path string) []byte {
 	t.Helper()
-	old := []byte("path: rehost\n")
+	old := []byte("path: rehost-fn\n")
 	if bytes.Count(config, old) != 1 {
 		t.Fatalf("rehost.yaml: want exactly one %q line", old)
 	}
@@ -170,7 +170,7 @@ spec:
 		t.Errorf("stdout not empty:\n%s", out)
 	}
 	for _, want := range []string{
-		"rehost: [error] apps/v1/Deployment/shop/mirror spec.template.spec.containers[0].image: image collision:",
+		"rehost-fn: [error] apps/v1/Deployment/shop/mirror spec.template.spec.containers[0].image: image collision:",
 		"quay.io/prometheus/nginx-exporter",
 		"docker.io/prometheus/nginx-exporter",
 		"both map to sea.hub:5000/prometheus/nginx-exporter",
@@ -263,18 +263,14 @@ var fnRunImages = []string{
 
 // TestKustomizeFnRunExecPath runs rehost on a directory with "kustomize fn
 // run --enable-exec --exec-path", configured by a ConfigMap built from the
-// key=value arguments. --exec-path execs the path with no arguments, so it
-// points at a rehost-fn symlink: rehost invoked under that name is the
-// function. Re-running leaves the
+// key=value arguments. --exec-path execs the path with no arguments: the
+// rehost-fn binary. Re-running leaves the
 // manifests unchanged; the image list then names the images as the
 // manifests now hold them (in the target registry: the sources are gone).
 func TestKustomizeFnRunExecPath(t *testing.T) {
 	kustomize := needTool(t, "kustomize")
 	dir := kzFnRunDir(t)
-	wrapper := filepath.Join(t.TempDir(), "rehost-fn")
-	if err := os.Symlink(rehostBin(), wrapper); err != nil {
-		t.Fatal(err)
-	}
+	wrapper := fnBin()
 	args := []string{"fn", "run", dir, "--enable-exec", "--exec-path", wrapper, "--",
 		"registry=sea.hub:5000", "exclude=docker.io/library/busybox", "imageList=rehost-images"}
 	run(t, nil, kustomize, args...)
@@ -316,7 +312,7 @@ func TestKustomizeFnRunDiscovered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "rehost.yaml"), kzSetExecPath(t, cfg, rehostBin()), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "rehost.yaml"), kzSetExecPath(t, cfg, fnBin()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	run(t, nil, kustomize, "fn", "run", dir, "--enable-exec")
@@ -352,7 +348,7 @@ func TestFnFailure(t *testing.T) {
 	if err == nil {
 		t.Fatal("rehost fn succeeded on a collision")
 	}
-	if !bytes.HasPrefix(errOut, []byte("rehost: [error] apps/v1/Deployment/team/b spec.template.spec.containers[0].image: image collision:")) {
+	if !bytes.HasPrefix(errOut, []byte("rehost-fn: [error] apps/v1/Deployment/team/b spec.template.spec.containers[0].image: image collision:")) {
 		t.Errorf("stderr:\n%s", errOut)
 	}
 	if !bytes.Contains(out, []byte("kind: ResourceList")) || !bytes.Contains(out, []byte("severity: error")) {

@@ -42,6 +42,9 @@ func TestMain(m *testing.M) {
 // rehostBin is the path of the rehost binary under test.
 func rehostBin() string { return filepath.Join(binDir, "rehost") }
 
+// fnBin is the path of the rehost-fn binary under test.
+func fnBin() string { return filepath.Join(binDir, "rehost-fn") }
+
 // repoRoot is the repository's top directory.
 func repoRoot() string {
 	_, here, _, _ := runtime.Caller(0)
