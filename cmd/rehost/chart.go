@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-
 // helmFlags are the chart rendering flags, with helm's names and meaning.
 // They are passed on to rehost-helm.
 type helmFlags struct {
