@@ -12,6 +12,9 @@ import (
 	"github.com/rehost/rehost/pkg/helm/rendered"
 )
 
+// catPath is resolved once, before any test replaces PATH.
+var catPath, catErr = exec.LookPath("cat")
+
 // fakeHelper puts on PATH a rehost-helm that records its arguments and
 // standard input, prints out and exits with code. It returns the file of
 // recorded arguments, one per line, then "stdin:" and the input.
@@ -22,10 +25,10 @@ func fakeHelper(t *testing.T, out string, code int) string {
 		t.Fatal(err)
 	}
 	record := filepath.Join(dir, "args")
-	cat, err := exec.LookPath("cat") // before PATH changes
-	if err != nil {
-		t.Skip("no cat to fake rehost-helm with")
+	if catErr != nil {
+		t.Fatalf("no cat to fake rehost-helm with: %v", catErr)
 	}
+	cat := catPath
 	script := "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > " + record + "\n" +
 		"echo stdin: >> " + record + "\n" + cat + " >> " + record + "\n"
 	if code == 0 {
