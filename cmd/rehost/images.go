@@ -58,18 +58,12 @@ PATH is as for "rehost rewrite".`,
 			if err != nil {
 				return err
 			}
-			inputs, err := manifest.ExpandPaths(args)
+			sts, err := openPaths(args, &hf, rw, s)
 			if err != nil {
 				return err
 			}
-			sts, err := openStreams(inputs, &hf, rw, s)
-			if err != nil {
+			if err := readImages(rw, sts); err != nil {
 				return err
-			}
-			for _, st := range sts {
-				if err := rewriteStream(rw, st, nil); err != nil {
-					return err
-				}
 			}
 			if err := printImages(s.out, format, embeddedLast(rw.Images())); err != nil {
 				return err

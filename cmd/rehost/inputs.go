@@ -16,6 +16,25 @@ type stream struct {
 	open func() (io.ReadCloser, error)
 }
 
+// openPaths expands command-line paths into streams; charts are rendered.
+func openPaths(args []string, hf *helmFlags, rw *manifest.Rewriter, s streams) ([]stream, error) {
+	inputs, err := manifest.ExpandPaths(args)
+	if err != nil {
+		return nil, err
+	}
+	return openStreams(inputs, hf, rw, s)
+}
+
+// readImages reads every stream for its images only.
+func readImages(rw *manifest.Rewriter, sts []stream) error {
+	for _, st := range sts {
+		if err := rewriteStream(rw, st, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // openStreams expands the inputs into streams; charts are rendered.
 func openStreams(inputs []manifest.Input, hf *helmFlags, rw *manifest.Rewriter, s streams) ([]stream, error) {
 	var out []stream

@@ -226,20 +226,11 @@ func collectImages(rw *manifest.Rewriter, args []string, imageList string, hf *h
 			return nil
 		}
 	}
-	inputs, err := manifest.ExpandPaths(args)
+	sts, err := openPaths(args, hf, rw, s)
 	if err != nil {
 		return err
 	}
-	sts, err := openStreams(inputs, hf, rw, s)
-	if err != nil {
-		return err
-	}
-	for _, st := range sts {
-		if err := rewriteStream(rw, st, nil); err != nil {
-			return err
-		}
-	}
-	return nil
+	return readImages(rw, sts)
 }
 
 // readImageList adds the references of an image list file to rw: one a

@@ -56,11 +56,7 @@ input files.`,
 			if err != nil {
 				return err
 			}
-			inputs, err := manifest.ExpandPaths(args)
-			if err != nil {
-				return err
-			}
-			sts, err := openStreams(inputs, &hf, rw, s)
+			sts, err := openPaths(args, &hf, rw, s)
 			if err != nil {
 				return err
 			}
