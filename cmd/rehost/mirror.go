@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -236,30 +235,15 @@ func collectImages(rw *manifest.Rewriter, args []string, imageList string, hf *h
 // readImageList adds the references of an image list file to rw: one a
 // line, blank lines and "#" comments skipped.
 func readImageList(rw *manifest.Rewriter, file string, stdin io.Reader) error {
-	r, name := stdin, manifest.Stdin
-	if file != "-" {
-		fh, err := os.Open(file)
-		if err != nil {
-			return err
-		}
-		defer fh.Close()
-		r, name = fh, file
+	if file == "-" {
+		return rw.ReadImageList(stdin, manifest.Stdin)
 	}
-	var errs []error
-	sc := bufio.NewScanner(r)
-	for line := 1; sc.Scan(); line++ {
-		v := strings.TrimSpace(sc.Text())
-		if v == "" || strings.HasPrefix(v, "#") {
-			continue
-		}
-		if err := rw.Add(v, rewrite.Location{File: name, Line: line, Origin: "image list"}); err != nil {
-			errs = append(errs, err)
-		}
+	fh, err := os.Open(file)
+	if err != nil {
+		return err
 	}
-	if err := sc.Err(); err != nil {
-		errs = append(errs, fmt.Errorf("%s: %w", name, err))
-	}
-	return errors.Join(errs...)
+	defer fh.Close()
+	return rw.ReadImageList(fh, file)
 }
 
 // failures is the error of a run where images failed: each failure on its

@@ -1,0 +1,33 @@
+package manifest
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/rehost/rehost/pkg/rewrite"
+)
+
+// ReadImageList adds the images of an image list (sealer's imageList
+// format: one reference a line; blank lines and lines starting with "#"
+// are skipped) to the image set, as if found at their lines of name.
+// Invalid references are errors naming the line; every line is read.
+func (rw *Rewriter) ReadImageList(r io.Reader, name string) error {
+	var errs []error
+	sc := bufio.NewScanner(r)
+	for line := 1; sc.Scan(); line++ {
+		v := strings.TrimSpace(sc.Text())
+		if v == "" || strings.HasPrefix(v, "#") {
+			continue
+		}
+		if err := rw.Add(v, rewrite.Location{File: name, Line: line, Origin: "image list"}); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", name, err))
+	}
+	return errors.Join(errs...)
+}
