@@ -47,26 +47,20 @@ func newSplitter(r io.Reader) *splitter {
 // next returns the next document, or io.EOF (or the read error) at the end.
 func (s *splitter) next() (document, error) {
 	content := false // a line other than blank, comment or directive was seen
-	lines := 0       // line breaks consumed in this document
 	for {
 		if content {
 			rest := s.buf[s.scan:s.end]
-			p := markerCandidate(rest)
-			if p < 0 {
-				// No marker among the complete lines read: consume them all.
-				if last := bytes.LastIndexByte(rest, '\n'); last >= 0 {
-					lines += bytes.Count(rest[:last+1], newline)
-					s.scan += last + 1
-				}
-			} else {
-				lines += bytes.Count(rest[:p], newline)
+			if p := markerCandidate(rest); p >= 0 {
 				s.scan += p
+			} else if last := bytes.LastIndexByte(rest, '\n'); last >= 0 {
+				// No marker among the complete lines read: skip them all.
+				s.scan += last + 1
 			}
 		}
 		line, ok := s.peekLine()
 		if !ok {
 			if s.eof || s.err != nil {
-				return s.finish(lines)
+				return s.finish()
 			}
 			s.fill()
 			continue
@@ -74,19 +68,16 @@ func (s *splitter) next() (document, error) {
 		switch {
 		case isMarker(line, "---"):
 			if content {
-				return s.emit(lines), nil
+				return s.emit(), nil
 			}
 			content = true
 		case isMarker(line, "..."):
 			s.scan += len(line)
-			return s.emit(lines + 1), nil
+			return s.emit(), nil
 		case !content && !isBlankOrComment(line) && line[0] != '%':
 			content = true
 		}
 		s.scan += len(line)
-		if line[len(line)-1] == '\n' {
-			lines++
-		}
 	}
 }
 
@@ -148,21 +139,30 @@ func (s *splitter) fill() {
 	}
 }
 
-// emit returns buf[start:scan] as a document of the given number of line
-// breaks and starts the next document at scan.
-func (s *splitter) emit(lines int) document {
+// emit returns buf[start:scan] as a document and starts the next document
+// at scan.
+func (s *splitter) emit() document {
 	d := document{data: bytes.Clone(s.buf[s.start:s.scan]), line: s.line, index: s.index}
 	s.start = s.scan
-	s.line += lines
+	s.line += lineBreaks(d.data)
 	s.index++
 	return d
 }
 
+// lineBreaks counts line breaks as yaml.v3 does (see lineStarts), so that
+// lines reported across documents agree with the lines inside them.
+func lineBreaks(data []byte) int {
+	if bytes.IndexByte(data, '\r') < 0 && bytes.IndexByte(data, 0xC2) < 0 && bytes.IndexByte(data, 0xE2) < 0 {
+		return bytes.Count(data, newline)
+	}
+	return len(lineStarts(data)) - 1
+}
+
 // finish emits what is left at the end of the stream.
-func (s *splitter) finish(lines int) (document, error) {
+func (s *splitter) finish() (document, error) {
 	s.scan = s.end
 	if s.start < s.end {
-		return s.emit(lines), nil
+		return s.emit(), nil
 	}
 	if s.err != nil {
 		return document{}, s.err

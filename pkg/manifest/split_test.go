@@ -109,3 +109,20 @@ func TestHasEscape(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitterLinesAsYAML: lone CR, NEL, LS and PS end lines for yaml.v3,
+// so they do for the document line numbers too.
+func TestSplitterLinesAsYAML(t *testing.T) {
+	in := "a: 1\rb: 2\u0085c: 3\u2028d: 4\u2029e: 5\r\n---\nkind: X\n"
+	s := newSplitter(strings.NewReader(in))
+	if _, err := s.next(); err != nil {
+		t.Fatal(err)
+	}
+	d, err := s.next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.line != 6 {
+		t.Errorf("second document at line %d, want 6", d.line)
+	}
+}
