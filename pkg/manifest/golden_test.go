@@ -200,7 +200,9 @@ func replaceAtColumns(t *testing.T, m *rewrite.Mapper, line string, locs []rewri
 			_, after, _ := strings.Cut(rest, " ")
 			rest = strings.TrimLeft(after, " ")
 		}
-		rest = strings.TrimLeft(rest, `"'`)
+		if strings.HasPrefix(rest, `"`) || strings.HasPrefix(rest, "'") {
+			rest = rest[1:] // the opening quote
+		}
 		if !strings.HasPrefix(rest, l.Value) {
 			return line, false
 		}

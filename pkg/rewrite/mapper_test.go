@@ -26,6 +26,8 @@ func TestMap(t *testing.T) {
 		{name: "ghcr.io", in: "ghcr.io/kyverno/kyverno:v1.5.1", target: "sea.hub:5000/kyverno/kyverno:v1.5.1", source: "ghcr.io/kyverno/kyverno:v1.5.1", action: Rewritten},
 		{name: "port, deep path, tag and digest", in: "registry.example.com:8443/x/y/z:2.0@" + dig, target: "sea.hub:5000/x/y/z:2.0@" + dig, source: "registry.example.com:8443/x/y/z:2.0@" + dig, action: Rewritten},
 		{name: "digest only", in: "quay.io/a/b@" + dig, target: "sea.hub:5000/a/b@" + dig, source: "quay.io/a/b@" + dig, action: Rewritten},
+		{name: "IPv4 with port", in: "10.0.0.5:5000/x/y:1", target: "sea.hub:5000/x/y:1", source: "10.0.0.5:5000/x/y:1", action: Rewritten},
+		{name: "IPv6 with port", in: "[fd00::1]:5000/x:1", target: "sea.hub:5000/x:1", source: "[fd00::1]:5000/x:1", action: Rewritten},
 		{name: "localhost with port", in: "localhost:5000/foo/bar:1", target: "sea.hub:5000/foo/bar:1", source: "localhost:5000/foo/bar:1", action: Rewritten},
 		{name: "already in target", in: "sea.hub:5000/library/nginx:1.25", target: "sea.hub:5000/library/nginx:1.25", source: "sea.hub:5000/library/nginx:1.25", action: InTarget},
 		{name: "registry with prefix", config: Config{Registry: "sea.hub:5000/prefix"}, in: "nginx", target: "sea.hub:5000/prefix/library/nginx", source: "docker.io/library/nginx:latest", action: Rewritten},
@@ -89,6 +91,9 @@ func TestMapInvalid(t *testing.T) {
 		{" nginx", "white space"},
 		{"nginx@sha256:abc", "digest"},
 		{"a@b@c", "exactly one"},
+		{"'./0", "registry host"},
+		{"-bad.io/x:1", "registry host"},
+		{"bad_host.io/x:1", "registry host"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {

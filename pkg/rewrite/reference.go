@@ -1,6 +1,8 @@
 package rewrite
 
 import (
+	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -10,6 +12,12 @@ import (
 // go-containerregistry normalises it to "index.docker.io"; users and sealer
 // write "docker.io".
 const dockerHub = "docker.io"
+
+// validHost is the domain of the distribution reference grammar (which
+// go-containerregistry's weak validation does not enforce): dot-separated
+// labels of letters, digits and inner hyphens, or a bracketed IPv6 address,
+// with an optional port.
+var validHost = regexp.MustCompile(`^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\[[0-9a-fA-F:.]+\])(?::[0-9]+)?$`)
 
 // Ref is a parsed image reference. It keeps the tag and digest exactly as
 // written, so a reference without a tag stays without one when it is mapped.
@@ -57,6 +65,9 @@ func ParseRef(s string) (Ref, error) {
 		repo = t.Context()
 	}
 	tag = t.TagStr()
+	if host := repo.RegistryStr(); !validHost.MatchString(host) {
+		return Ref{}, &InvalidReferenceError{Value: s, Reason: fmt.Sprintf("registry host %q is not a domain name, IP address or localhost, with an optional port", host)}
+	}
 	return Ref{Registry: normalizeHost(repo.RegistryStr()), Repository: repo.RepositoryStr(), Tag: tag, Digest: digest}, nil
 }
 
