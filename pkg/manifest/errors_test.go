@@ -158,3 +158,30 @@ func TestNoKindPassesThrough(t *testing.T) {
 		t.Fatalf("got %q, %v", out, err)
 	}
 }
+
+// TestMergeLoops: a mapping merged into itself, and a fan-out of merges,
+// end quickly.
+func TestMergeLoops(t *testing.T) {
+	self := "kind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n      - &base\n        name: a\n        <<: *base\n        image: nginx\n      - <<: *base\n        name: b\n"
+	var fan strings.Builder
+	fan.WriteString("kind: Pod\nx:\n  m0: &m0 {a: 1}\n")
+	for i := 1; i < 60; i++ {
+		fmt.Fprintf(&fan, "  m%d: &m%d {<<: [*m%d, *m%d, *m%d]}\n", i, i, i-1, i-1, i-1)
+	}
+	fan.WriteString("spec:\n  containers:\n  - <<: *m59\n    name: c\n    image: nginx\n  - <<: *m59\n    name: d\n")
+	for name, in := range map[string]string{"self merge": self, "merge fan-out": fan.String()} {
+		t.Run(name, func(t *testing.T) {
+			rw, _ := New(rewrite.Config{})
+			done := make(chan error, 1)
+			go func() { _, err := rw.RewriteBytes([]byte(in), "in.yaml"); done <- err }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(20 * time.Second):
+				t.Fatal("did not finish within 20 s")
+			}
+		})
+	}
+}

@@ -698,9 +698,14 @@ func resolve(n *yaml.Node) *yaml.Node {
 }
 
 // get returns the value of key in mapping m, following merge keys ("<<").
-// A duplicated key yields its first value.
+// A duplicated key yields its first value. Each mapping is searched once,
+// so merges of a mapping into itself, or fan-outs of merges, end quickly.
 func get(m *yaml.Node, key string) *yaml.Node {
-	if m == nil || m.Kind != yaml.MappingNode {
+	return getMerged(m, key, nil)
+}
+
+func getMerged(m *yaml.Node, key string, seen map[*yaml.Node]bool) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode || seen[m] {
 		return nil
 	}
 	var merge *yaml.Node
@@ -713,18 +718,22 @@ func get(m *yaml.Node, key string) *yaml.Node {
 			merge = m.Content[i+1]
 		}
 	}
-	if merge = resolve(merge); merge != nil {
-		if merge.Kind == yaml.SequenceNode {
-			for _, mm := range merge.Content {
-				if v := get(resolve(mm), key); v != nil {
-					return v
-				}
-			}
-			return nil
-		}
-		return get(merge, key)
+	if merge = resolve(merge); merge == nil {
+		return nil
 	}
-	return nil
+	if seen == nil {
+		seen = map[*yaml.Node]bool{}
+	}
+	seen[m] = true
+	if merge.Kind == yaml.SequenceNode {
+		for _, mm := range merge.Content {
+			if v := getMerged(resolve(mm), key, seen); v != nil {
+				return v
+			}
+		}
+		return nil
+	}
+	return getMerged(merge, key, seen)
 }
 
 func lookup(m *yaml.Node, path ...string) *yaml.Node {
