@@ -154,18 +154,24 @@ func assertOnlyImagesChanged(t *testing.T, m *rewrite.Mapper, in, out []byte, im
 	if len(inLines) != len(outLines) {
 		t.Fatalf("line count changed: %d -> %d", len(inLines), len(outLines))
 	}
+	// A value may sit lines below its node's position (after a tag or an
+	// anchor on a line of its own, or a block scalar's header): occurrences
+	// not found on their own line are carried to the next line that differs.
+	var carry []rewrite.Location
 	for i := range inLines {
+		locs := byLine[i+1]
 		if inLines[i] == outLines[i] {
+			carry = append(carry, locs...)
 			continue
 		}
-		want, ok := replaceAtColumns(t, m, inLines[i], byLine[i+1])
-		if !ok && len(byLine[i]) > 0 {
-			// A block scalar's value sits on the line after its header.
+		want, ok := replaceAtColumns(t, m, inLines[i], locs)
+		if !ok {
 			want = inLines[i]
-			for _, l := range byLine[i] {
+			for _, l := range append(carry, locs...) {
 				mp, _ := m.Map(l.Value)
 				want = strings.Replace(want, l.Value, mp.Target.String(), 1)
 			}
+			carry = nil
 		}
 		if want != outLines[i] {
 			t.Errorf("line %d changed beyond its image values:\n in: %q\nout: %q\nwant %q", i+1, inLines[i], outLines[i], want)
