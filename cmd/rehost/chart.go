@@ -32,6 +32,20 @@ type helmFlags struct {
 	cmd *cobra.Command
 }
 
+// changed lists the chart flags given on the command line.
+func (f *helmFlags) changed() []string {
+	var set []string
+	if f.cmd == nil {
+		return nil
+	}
+	for _, name := range []string{"values", "set", "set-string", "set-file", "release-name", "namespace", "kube-version", "api-versions", "include-crds", "skip-tests"} {
+		if f.cmd.Flags().Changed(name) {
+			set = append(set, "--"+name)
+		}
+	}
+	return set
+}
+
 func (f *helmFlags) register(cmd *cobra.Command) {
 	f.cmd = cmd
 	fs := cmd.Flags()

@@ -262,3 +262,16 @@ func TestExamples(t *testing.T) {
 		t.Errorf("expected every example image rewritten:\n%s", out)
 	}
 }
+
+func TestChartFlagsWithoutChartWarn(t *testing.T) {
+	out, errOut, code := rehost(t, podNginx, "rewrite", "--set", "a=1", "-n", "shop")
+	if code != 0 || !strings.Contains(out, "sea.hub:5000/library/nginx:1.25") {
+		t.Fatalf("code %d: %s", code, out)
+	}
+	if !strings.Contains(errOut, "warning: --set, --namespace only apply to charts") {
+		t.Errorf("stderr: %q", errOut)
+	}
+	if _, errOut, _ := rehost(t, podNginx, "images"); errOut != "" {
+		t.Errorf("warning without chart flags: %q", errOut)
+	}
+}

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/rehost/rehost/pkg/manifest"
 )
@@ -38,7 +40,9 @@ func readImages(rw *manifest.Rewriter, sts []stream) error {
 // openStreams expands the inputs into streams; charts are rendered.
 func openStreams(inputs []manifest.Input, hf *helmFlags, rw *manifest.Rewriter, s streams) ([]stream, error) {
 	var out []stream
+	charts := false
 	for _, in := range inputs {
+		charts = charts || in.Chart
 		switch {
 		case in.Path == "-":
 			out = append(out, stream{name: in.Name(), rel: in.Rel, open: func() (io.ReadCloser, error) { return io.NopCloser(s.in), nil }})
@@ -51,6 +55,9 @@ func openStreams(inputs []manifest.Input, hf *helmFlags, rw *manifest.Rewriter, 
 		default:
 			out = append(out, stream{name: in.Name(), rel: in.Rel, path: in.Path, open: func() (io.ReadCloser, error) { return os.Open(in.Path) }})
 		}
+	}
+	if set := hf.changed(); len(set) > 0 && !charts {
+		fmt.Fprintf(s.err, "rehost: warning: %s only apply to charts, and no input is a chart\n", strings.Join(set, ", "))
 	}
 	return out, nil
 }
