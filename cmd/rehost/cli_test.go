@@ -275,3 +275,21 @@ func TestChartFlagsWithoutChartWarn(t *testing.T) {
 		t.Errorf("warning without chart flags: %q", errOut)
 	}
 }
+
+func TestRewritePins(t *testing.T) {
+	const d = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	dir := writeFiles(t, map[string]string{
+		"pins.tsv": "docker.io/library/nginx:1.25\tsea.hub:5000/library/nginx:1.25@" + d + "\n",
+		"bad.tsv":  "docker.io/library/nginx:1.25\tsea.hub:5000/library/nginx:1.25\n",
+	})
+	out, errOut, code := rehost(t, podNginx, "rewrite", "--pins", filepath.Join(dir, "pins.tsv"))
+	if code != 0 || !strings.Contains(out, "image: sea.hub:5000/library/nginx:1.25@"+d+"}") {
+		t.Fatalf("code %d: %s %s", code, out, errOut)
+	}
+	if again, _, _ := rehost(t, out, "rewrite", "--pins", filepath.Join(dir, "pins.tsv")); again != out {
+		t.Errorf("not idempotent:\n%s", again)
+	}
+	if _, errOut, code := rehost(t, podNginx, "rewrite", "--pins", filepath.Join(dir, "bad.tsv")); code == 0 || !strings.Contains(errOut, "bad.tsv:1: target sea.hub:5000/library/nginx:1.25 has no digest") {
+		t.Errorf("bad pins: %d %s", code, errOut)
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rehost/rehost/internal/output"
 	"github.com/rehost/rehost/pkg/manifest"
+	"github.com/rehost/rehost/pkg/rewrite"
 	"github.com/spf13/cobra"
 )
 
@@ -20,6 +21,7 @@ func newRewriteCmd(s streams) *cobra.Command {
 		outputDir string
 		inPlace   bool
 		imageList string
+		pinsFile  string
 	)
 	cmd := &cobra.Command{
 		Use:   "rewrite [PATH ...]",
@@ -46,13 +48,25 @@ input files.`,
   # As a Helm post-renderer.
   helm install my-app charts/my-app --post-renderer rehost --post-renderer-args rewrite
 
+  # Pin every image by digest (resolved with HEAD requests), then rewrite.
+  rehost mirror --dry-run --pin manifests/ > pins.tsv
+  rehost rewrite --pins pins.tsv manifests/
+
   # Write the rewritten files to out/ and the image list for sealer.
   rehost rewrite manifests/ --output-dir out/ --image-list imageList`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if outputDir != "" && inPlace {
 				return errors.New("--output-dir and --in-place exclude each other")
 			}
-			rw, err := mf.newRewriter(cmd, s, manifest.WithFirstOccurrences())
+			opts := []manifest.Option{manifest.WithFirstOccurrences()}
+			if pinsFile != "" {
+				pins, err := readPins(pinsFile)
+				if err != nil {
+					return err
+				}
+				opts = append(opts, manifest.WithPins(pins))
+			}
+			rw, err := mf.newRewriter(cmd, s, opts...)
 			if err != nil {
 				return err
 			}
@@ -99,6 +113,7 @@ input files.`,
 	cmd.Flags().StringVar(&outputDir, "output-dir", "", "write one file per input file under `DIR`, at the same relative path")
 	cmd.Flags().BoolVar(&inPlace, "in-place", false, "replace the input files (atomically, only when every input succeeded)")
 	cmd.Flags().StringVar(&imageList, "image-list", "", "also write the original images, one per line, to `FILE`")
+	cmd.Flags().StringVar(&pinsFile, "pins", "", "pin rewritten images to digests from `FILE` (SOURCE<TAB>TARGET@sha256 lines, as printed by rehost mirror --pin)")
 	return cmd
 }
 
@@ -178,4 +193,13 @@ func writeImageList(files *output.Staged, path string, images []string) error {
 		fmt.Fprintln(f, img)
 	}
 	return f.Close()
+}
+
+func readPins(file string) (rewrite.Pins, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return rewrite.ParsePins(f, file)
 }

@@ -37,6 +37,12 @@ func WithFirstOccurrences() Option {
 	}
 }
 
+// WithPins pins rewritten images to digests: an image whose source has a
+// pin is rewritten to the pinned target (see rewrite.ParsePins).
+func WithPins(p rewrite.Pins) Option {
+	return func(r *Rewriter) { r.mapper = r.mapper.WithPins(p) }
+}
+
 // WithWorkers sets how many documents are processed at once. The default is
 // GOMAXPROCS.
 func WithWorkers(n int) Option { return func(r *Rewriter) { r.workers = n } }

@@ -36,6 +36,7 @@ type Mapper struct {
 	host, prefix string
 	style        PathStyle
 	excludes     []exclusion
+	pins         Pins
 }
 
 // NewMapper builds a Mapper from the registry, path style and exclusions of c.
@@ -83,7 +84,7 @@ func (m *Mapper) MapRef(src Ref) (Mapping, error) {
 		return Mapping{}, &InvalidReferenceError{Value: src.String(), Reason: fmt.Sprintf("target repository %s/%s: %v", m.host, path, err)}
 	}
 	target := Ref{Registry: m.host, Repository: path, Tag: src.Tag, Digest: src.Digest}
-	return Mapping{Source: src, Target: target, Action: Rewritten}, nil
+	return m.pin(Mapping{Source: src, Target: target, Action: Rewritten})
 }
 
 // Registry is the target registry host (with port).

@@ -315,6 +315,29 @@ func TestMirrorRealRegistry(t *testing.T) {
 			t.Errorf("--pin: %q does not pin %s to %s", pinned, src, want)
 		}
 	}
+
+	// rewrite --pins writes the manifests with those digests: every
+	// rewritten reference is pinned and resolves to its source's digest.
+	pinsFile := filepath.Join(t.TempDir(), "pins.tsv")
+	if err := os.WriteFile(pinsFile, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pinnedManifest := run(t, nil, rehostBin(), append([]string{"rewrite", f.manifest, "--pins", pinsFile}, mapping...)...)
+	pinnedRefs := 0
+	for _, m := range imageLine.FindAllStringSubmatch(string(pinnedManifest), -1) {
+		ref := m[1]
+		if !strings.HasPrefix(ref, f.dst+"/") {
+			continue
+		}
+		pinnedRefs++
+		_, d, ok := strings.Cut(ref, "@")
+		if !ok || digestOf(t, ref) != d {
+			t.Errorf("rewrite --pins: %s is not pinned to the digest it resolves to", ref)
+		}
+	}
+	if pinnedRefs != checked {
+		t.Errorf("rewrite --pins: %d pinned references, want %d", pinnedRefs, checked)
+	}
 }
 
 // repoOf is the repository of a reference: "h:5000/a/b:1@sha256:…" -> "h:5000/a/b".

@@ -1,0 +1,41 @@
+package rewrite
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestPins(t *testing.T) {
+	const d = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	pins, err := ParsePins(strings.NewReader("# from rehost mirror --pin\n"+
+		"docker.io/library/nginx:1.25\tsea.hub:5000/library/nginx:1.25@"+d+"\n\n"+
+		"quay.io/a/b:1\tsea.hub:5000/other/b:1@"+d+"\n"), "pins")
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig, _ := NewMapper(Config{})
+	m := orig.WithPins(pins)
+	for _, in := range []string{"nginx:1.25", "docker.io/library/nginx:1.25"} {
+		got, err := m.Map(in)
+		if err != nil || got.Target.String() != "sea.hub:5000/library/nginx:1.25@"+d {
+			t.Errorf("Map(%s) = %v, %v", in, got.Target, err)
+		}
+	}
+	if got, _ := m.Map("nginx:1.26"); got.Target.String() != "sea.hub:5000/library/nginx:1.26" {
+		t.Errorf("unpinned image: %v", got.Target)
+	}
+	if again, _ := m.Map("sea.hub:5000/library/nginx:1.25@" + d); again.Action != InTarget {
+		t.Errorf("pinned target is not left alone: %v", again.Action)
+	}
+	if _, err := m.Map("quay.io/a/b:1"); err == nil || !strings.Contains(err.Error(), "same registry and path style") {
+		t.Errorf("mismatched pin: %v", err)
+	}
+	if got, _ := orig.Map("nginx:1.25"); got.Target.Digest != "" {
+		t.Error("WithPins changed the original mapper")
+	}
+
+	_, err = ParsePins(strings.NewReader("nginx sea.hub:5000/library/nginx\nnginx\tsea.hub:5000/library/nginx:1\n"), "pins")
+	if err == nil || !strings.Contains(err.Error(), "pins:1: want SOURCE<TAB>TARGET") || !strings.Contains(err.Error(), "pins:2: target sea.hub:5000/library/nginx:1 has no digest") {
+		t.Errorf("bad lines: %v", err)
+	}
+}
