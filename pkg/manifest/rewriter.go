@@ -33,7 +33,7 @@ func WithWarnings(fn func(error)) Option { return func(r *Rewriter) { r.warn = f
 // occurrence is kept.
 func WithFirstOccurrences() Option {
 	return func(r *Rewriter) {
-		r.set.FirstOnly, r.emb.firstOnly, r.left.firstOnly = true, true, true
+		r.set.FirstOnly, r.emb.FirstOnly, r.left.FirstOnly = true, true, true
 	}
 }
 
@@ -65,7 +65,7 @@ type Rewriter struct {
 	// rewriteEmbedded and listEmbedded say what happens to embedded
 	// references besides being collected in emb: rewritten, or listed.
 	rewriteEmbedded, listEmbedded bool
-	emb, left                     collector
+	emb, left                     rewrite.ImageSet
 	// fullParse turns the fast path off: every document is parsed.
 	fullParse bool
 }
@@ -81,6 +81,7 @@ func New(c rewrite.Config, opts ...Option) (*Rewriter, error) {
 		return nil, err
 	}
 	rw := &Rewriter{mapper: m, finder: f, skipInvalid: c.SkipInvalid, rewriteEmbedded: c.RewriteEmbedded, warn: func(error) {}, workers: runtime.GOMAXPROCS(0)}
+	rw.emb.NoCollisions, rw.left.NoCollisions = true, true
 	for _, o := range opts {
 		o(rw)
 	}
@@ -98,12 +99,12 @@ func (rw *Rewriter) Images() []rewrite.Image { return rw.set.Images() }
 // Embedded returns every image reference embedded in a string value met so
 // far, whether listed, rewritten or not, sorted by source; each occurrence
 // has Location.Embedded set.
-func (rw *Rewriter) Embedded() []rewrite.Image { return rw.emb.images() }
+func (rw *Rewriter) Embedded() []rewrite.Image { return rw.emb.Images() }
 
 // EmbeddedLeftOut returns the embedded references met so far that are
 // neither in Images nor rewritten: all of them by default; with
 // Config.RewriteEmbedded those that could not be rewritten in place.
-func (rw *Rewriter) EmbeddedLeftOut() []rewrite.Image { return rw.left.images() }
+func (rw *Rewriter) EmbeddedLeftOut() []rewrite.Image { return rw.left.Images() }
 
 // Sources returns the sorted unique fully qualified source images met so
 // far: a sealer imageList.
@@ -259,10 +260,10 @@ type result struct {
 // collect records a result's embedded references.
 func (rw *Rewriter) collect(res result) {
 	for _, o := range res.emb {
-		rw.emb.add(o)
+		_ = rw.emb.Add(o) // NoCollisions: never fails
 	}
 	for _, o := range res.left {
-		rw.left.add(o)
+		_ = rw.left.Add(o) // NoCollisions: never fails
 	}
 }
 
@@ -606,36 +607,3 @@ func (rw *Rewriter) Add(value string, loc rewrite.Location) error {
 
 // Mapper returns the Rewriter's mapper.
 func (rw *Rewriter) Mapper() *rewrite.Mapper { return rw.mapper }
-
-// collector groups occurrences by source image, without the collision
-// check of rewrite.ImageSet: embedded references that are not rewritten
-// cannot collide.
-type collector struct {
-	m         map[string]*rewrite.Image
-	firstOnly bool
-}
-
-func (c *collector) add(o rewrite.Occurrence) {
-	if c.m == nil {
-		c.m = map[string]*rewrite.Image{}
-	}
-	key := o.Source.Qualified()
-	img, ok := c.m[key]
-	if !ok {
-		img = &rewrite.Image{Source: key, Target: o.Target.Qualified(), Action: o.Action}
-		c.m[key] = img
-	}
-	img.Count++
-	if img.Count == 1 || !c.firstOnly {
-		img.Occurrences = append(img.Occurrences, o.Location)
-	}
-}
-
-func (c *collector) images() []rewrite.Image {
-	out := make([]rewrite.Image, 0, len(c.m))
-	for _, img := range c.m {
-		out = append(out, *img)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Source < out[j].Source })
-	return out
-}

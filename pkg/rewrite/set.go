@@ -31,6 +31,9 @@ type ImageSet struct {
 	// counts them all), so memory does not grow with the input for callers
 	// that do not report every place.
 	FirstOnly bool
+	// NoCollisions records images without the collision check: for reports
+	// of candidates that are not written anywhere.
+	NoCollisions bool
 
 	images map[string]*Image
 	// owner remembers, per target repository, the first source repository
@@ -46,7 +49,7 @@ func (s *ImageSet) Add(o Occurrence) error {
 		s.images = map[string]*Image{}
 		s.owner = map[string]Occurrence{}
 	}
-	if o.Action == Rewritten {
+	if o.Action == Rewritten && !s.NoCollisions {
 		target := o.Target.RepositoryName()
 		if first, ok := s.owner[target]; !ok {
 			s.owner[target] = o

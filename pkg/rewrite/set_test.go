@@ -22,3 +22,18 @@ func TestImageSetFirstOnly(t *testing.T) {
 		}
 	}
 }
+
+func TestImageSetNoCollisions(t *testing.T) {
+	m, _ := NewMapper(Config{})
+	for _, noCollisions := range []bool{false, true} {
+		s := ImageSet{NoCollisions: noCollisions}
+		var err error
+		for _, img := range []string{"docker.io/team/app:1", "quay.io/team/app:1"} {
+			mp, _ := m.Map(img)
+			err = s.Add(Occurrence{Mapping: mp})
+		}
+		if (err == nil) != noCollisions || (noCollisions && s.Len() != 2) {
+			t.Errorf("NoCollisions=%v: err %v, %d images", noCollisions, err, s.Len())
+		}
+	}
+}
