@@ -293,3 +293,35 @@ func TestRewritePins(t *testing.T) {
 		t.Errorf("bad pins: %d %s", code, errOut)
 	}
 }
+
+// TestAllOrNothingOnCommit: a destination that cannot be written fails the
+// run before anything is renamed into place, and two inputs with the same
+// output path are an error, not a silent overwrite.
+func TestAllOrNothingOnCommit(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"a/x.yaml": podNginx, "b/x.yaml": podNginx, "listdir/keep": "x"})
+	out := filepath.Join(dir, "out")
+	_, errOut, code := rehost(t, "", "rewrite", filepath.Join(dir, "a", "x.yaml"), "--output-dir", out, "--image-list", filepath.Join(dir, "listdir"))
+	if code == 0 || !strings.Contains(errOut, "is a directory") {
+		t.Errorf("image list onto a directory: %d %s", code, errOut)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("output dir written by a failed run")
+	}
+	inPlace := filepath.Join(dir, "a", "x.yaml")
+	if _, _, code := rehost(t, "", "rewrite", "--in-place", inPlace, "--image-list", filepath.Join(dir, "listdir")); code == 0 {
+		t.Error("in place with a bad image list succeeded")
+	}
+	if got, _ := os.ReadFile(inPlace); string(got) != podNginx {
+		t.Errorf("input rewritten by a failed run:\n%s", got)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(dir, "a")); len(entries) != 1 {
+		t.Errorf("leftovers: %v", entries)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 3 {
+		t.Errorf("leftovers: %v", entries)
+	}
+	_, errOut, code = rehost(t, "", "rewrite", filepath.Join(dir, "a", "x.yaml"), filepath.Join(dir, "b", "x.yaml"), "--output-dir", out)
+	if code == 0 || !strings.Contains(errOut, "two outputs would be written") {
+		t.Errorf("duplicate output path: %d %s", code, errOut)
+	}
+}

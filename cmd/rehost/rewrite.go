@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -159,7 +160,7 @@ func rewriteToDir(rw *manifest.Rewriter, sts []stream, dir string, files *output
 	if err != nil {
 		return err
 	}
-	files.Dir = stage
+	files.Dir, files.Root = stage, dir
 	for _, st := range sts {
 		rel := filepath.Clean(st.rel)
 		if strings.HasPrefix(rel, "..") || filepath.IsAbs(rel) {
@@ -189,10 +190,15 @@ func writeImageList(files *output.Staged, path string, images []string) error {
 	if err != nil {
 		return err
 	}
+	w := bufio.NewWriter(f)
 	for _, img := range images {
-		fmt.Fprintln(f, img)
+		fmt.Fprintln(w, img)
 	}
-	return f.Close()
+	err = w.Flush()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func readPins(file string) (rewrite.Pins, error) {

@@ -6,10 +6,11 @@ package output
 import (
 	"bufio"
 	"bytes"
-	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // memLimit is how much of standard output is kept in memory before the
@@ -76,14 +77,15 @@ func (s *Spool) Discard() {
 
 // Staged writes files to temporary names and renames them into place on
 // Commit; Abort removes them. Nothing appears at a destination, not even a
-// directory, before Commit.
+// directory, before Commit, and Commit checks every destination before it
+// renames any.
 type Staged struct {
-	// Dir, when set, holds the temporary files (a directory on the same file
-	// system as the destinations, removed by Commit and Abort); otherwise
-	// each temporary file sits beside its destination, whose directory must
-	// exist.
-	Dir   string
-	files []staged
+	// Dir, when set, holds the temporary files of the destinations below
+	// Root (a directory on the same file system, removed by Commit and
+	// Abort): for an output tree that does not exist yet. Every other
+	// temporary file sits beside its destination, whose directory must exist.
+	Dir, Root string
+	files     []staged
 }
 
 type staged struct {
@@ -92,11 +94,17 @@ type staged struct {
 }
 
 // Create opens a staged file that becomes dest on Commit with permission
-// mode.
+// mode. A destination staged twice is an error: one output would overwrite
+// the other.
 func (s *Staged) Create(dest string, mode os.FileMode) (*os.File, error) {
-	dir := s.Dir
-	if dir == "" {
-		dir = filepath.Dir(dest)
+	for _, f := range s.files {
+		if f.dest == dest {
+			return nil, fmt.Errorf("%s: two outputs would be written to this file", dest)
+		}
+	}
+	dir := filepath.Dir(dest)
+	if s.Dir != "" && within(s.Root, dest) {
+		dir = s.Dir
 	}
 	f, err := os.CreateTemp(dir, "."+filepath.Base(dest)+".rehost-*")
 	if err != nil {
@@ -106,30 +114,42 @@ func (s *Staged) Create(dest string, mode os.FileMode) (*os.File, error) {
 	return f, nil
 }
 
-// Commit moves every staged file into place.
+func within(root, path string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// Commit moves every staged file into place. It first checks that no
+// destination is a directory and that every destination directory can be
+// made; a rename that still fails leaves the remaining files for Abort.
 func (s *Staged) Commit() error {
-	var errs []error
 	for _, f := range s.files {
-		if err := os.MkdirAll(filepath.Dir(f.dest), 0o755); err != nil {
-			errs = append(errs, err)
-			continue
+		if st, err := os.Stat(f.dest); err == nil && st.IsDir() {
+			return fmt.Errorf("%s: is a directory", f.dest)
 		}
 		if err := os.Chmod(f.tmp, f.mode); err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if err := os.Rename(f.tmp, f.dest); err != nil {
-			errs = append(errs, err)
+			return err
 		}
 	}
-	s.files = nil
+	for _, f := range s.files {
+		if err := os.MkdirAll(filepath.Dir(f.dest), 0o755); err != nil {
+			return err
+		}
+	}
+	for len(s.files) > 0 {
+		f := s.files[0]
+		if err := os.Rename(f.tmp, f.dest); err != nil {
+			return err
+		}
+		s.files = s.files[1:]
+	}
 	if s.Dir != "" {
 		os.RemoveAll(s.Dir)
 	}
-	return errors.Join(errs...)
+	return nil
 }
 
-// Abort removes every staged file.
+// Abort removes every staged file that was not committed.
 func (s *Staged) Abort() {
 	for _, f := range s.files {
 		os.Remove(f.tmp)

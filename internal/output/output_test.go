@@ -37,7 +37,7 @@ func TestStaged(t *testing.T) {
 	if err := os.Mkdir(stage, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	s := Staged{Dir: stage}
+	s := Staged{Dir: stage, Root: filepath.Join(dir, "out")}
 	dest := filepath.Join(dir, "out", "a", "b.yaml")
 	f, err := s.Create(dest, 0o640)
 	if err != nil {
