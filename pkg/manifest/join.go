@@ -25,13 +25,20 @@ func (j *JoinWriter) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
+	n := len(p)
 	if j.pending {
 		j.pending = false
+		// A byte order mark only belongs at the start of the stream.
+		p = bytes.TrimPrefix(p, bom)
+		if len(p) == 0 {
+			j.pending = true
+			return n, nil
+		}
 		var sep []byte
 		if j.last != '\n' {
 			sep = append(sep, '\n')
 		}
-		if !bytes.HasPrefix(p, []byte("---")) {
+		if !isMarker(p, "---") {
 			sep = append(sep, "---\n"...)
 		}
 		if _, err := j.w.Write(sep); err != nil {
@@ -39,5 +46,8 @@ func (j *JoinWriter) Write(p []byte) (int, error) {
 		}
 	}
 	j.last = p[len(p)-1]
-	return j.w.Write(p)
+	if _, err := j.w.Write(p); err != nil {
+		return 0, err
+	}
+	return n, nil
 }

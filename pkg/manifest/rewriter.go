@@ -276,11 +276,18 @@ func (rw *Rewriter) process(d document, name string, write bool) result {
 		return result{}
 	}
 	var root yaml.Node
-	if err := yaml.NewDecoder(bytes.NewReader(d.data)).Decode(&root); err != nil {
+	dec := yaml.NewDecoder(bytes.NewReader(yaml11(d.data)))
+	if err := dec.Decode(&root); err != nil {
 		if errors.Is(err, io.EOF) {
 			return result{}
 		}
 		return result{errs: []error{parseError(err, name, d.line)}}
+	}
+	// The splitter cuts on "\n" line ends; a stream whose lines end in a
+	// lone "\r" holds its documents in one piece. Never drop them silently.
+	var next yaml.Node
+	if err := dec.Decode(&next); !errors.Is(err, io.EOF) {
+		return result{errs: []error{&Error{Location: rewrite.Location{File: name, Line: d.line}, Err: errors.New("several YAML documents without a \"---\" line ending in \\n (lines end in a lone carriage return?): convert the line ends to \\n or \\r\\n")}}}
 	}
 	fields, emb := rw.finder.find(&root, true)
 	if len(fields) == 0 && len(emb) == 0 {
@@ -498,6 +505,20 @@ func (rw *Rewriter) mayHoldImages(data []byte) bool {
 	return hasRegistryToken(data)
 }
 
+// yaml11 returns data with a "%YAML 1.2" directive read as 1.1, the version
+// yaml.v3 accepts (the directive changes nothing rehost looks at); the bytes
+// keep their length, so positions stay.
+func yaml11(data []byte) []byte {
+	const v12 = "%YAML 1.2"
+	i := bytes.Index(data, []byte(v12))
+	if i < 0 || (i > 0 && data[i-1] != '\n') {
+		return data
+	}
+	c := bytes.Clone(data)
+	c[i+len(v12)-1] = '1'
+	return c
+}
+
 // hasEscape reports whether data holds a backslash escape that can stand
 // for other characters in a double-quoted scalar: "\x", "\u", "\U", "\/"
 // (JSON) or an escaped line break. Other escapes ("\d", "\." in the regular
@@ -525,6 +546,10 @@ var kindLine = []byte("\nkind:")
 // the document has no top-level kind line of its own, so it has no kind at
 // all or two such lines).
 func topLevelKind(data []byte) string {
+	// A quoted "kind" key could be the real one: look no further.
+	if bytes.Contains(data, []byte(`"kind"`)) || bytes.Contains(data, []byte(`'kind'`)) {
+		return ""
+	}
 	var at []int
 	if bytes.HasPrefix(data, kindLine[1:]) {
 		at = append(at, 0)
@@ -540,14 +565,25 @@ func topLevelKind(data []byte) string {
 	if len(at) != 1 {
 		return ""
 	}
-	v := data[at[0]+len("kind:"):]
-	if nl := bytes.IndexByte(v, '\n'); nl >= 0 {
-		v = v[:nl]
+	v, rest, _ := bytes.Cut(data[at[0]+len("kind:"):], []byte("\n"))
+	// An indented line after it continues a multi-line plain value.
+	if next, _, _ := bytes.Cut(rest, []byte("\n")); len(next) > 0 && (next[0] == ' ' || next[0] == '\t') && !isBlankOrComment(next) {
+		return ""
 	}
 	if c := bytes.Index(v, []byte(" #")); c >= 0 {
 		v = v[:c]
 	}
-	return strings.Trim(strings.TrimSpace(string(v)), `"'`)
+	v = bytes.TrimSpace(v)
+	if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
+		v = v[1 : len(v)-1]
+	}
+	// Only a single word of name characters is trusted.
+	for _, c := range v {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_') {
+			return ""
+		}
+	}
+	return string(v)
 }
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/rehost/rehost/pkg/rewrite"
 )
 
 func TestSplitter(t *testing.T) {
@@ -124,5 +126,58 @@ func TestSplitterLinesAsYAML(t *testing.T) {
 	}
 	if d.line != 6 {
 		t.Errorf("second document at line %d, want 6", d.line)
+	}
+}
+
+func TestTopLevelKind(t *testing.T) {
+	for in, want := range map[string]string{
+		"apiVersion: v1\nkind: CustomResourceDefinition\nspec: {}\n":          "CustomResourceDefinition",
+		"kind: 'CustomResourceDefinition' # c\n":                              "CustomResourceDefinition",
+		"kind: \"CustomResourceDefinition\"\r\n":                              "CustomResourceDefinition",
+		"\"kind\": Deployment\nnote: \"x\nkind: CustomResourceDefinition\"\n": "",
+		"kind: CustomResourceDefinition\"\n":                                  "",
+		"kind: CustomResourceDefinition\n  Deployment\n":                      "",
+		"kind: CustomResourceDefinition\n\n# c\nspec: {}\n":                   "CustomResourceDefinition",
+		"kind: A\nkind: B\n":                                                  "",
+		"spec:\n  kind: CustomResourceDefinition\n":                           "",
+	} {
+		if got := topLevelKind([]byte(in)); got != want {
+			t.Errorf("topLevelKind(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestReviewedEdgeCases(t *testing.T) {
+	rw, _ := New(rewrite.Config{})
+	// %YAML 1.2 is read as 1.1, and the directive stays.
+	in := "%YAML 1.2\n---\nkind: Pod\nspec:\n  containers:\n  - image: nginx\n"
+	out, err := rw.RewriteBytes([]byte(in), "in.yaml")
+	if err != nil || string(out) != strings.Replace(in, "image: nginx", "image: sea.hub:5000/library/nginx", 1) {
+		t.Errorf("%%YAML 1.2: %q %v", out, err)
+	}
+	// Documents separated by lone-CR line ends are an error, not lost.
+	cr := "kind: Pod\rspec:\r  containers:\r  - image: nginx\r---\rkind: Pod\rspec:\r  containers:\r  - image: redis\r"
+	if _, err := rw.RewriteBytes([]byte(cr), "cr.yaml"); err == nil || !strings.Contains(err.Error(), "carriage return") {
+		t.Errorf("lone CR documents: %v", err)
+	}
+	// A CRD look-alike with a quoted kind key is parsed, not skipped.
+	fake := "\"kind\": Deployment\nmetadata:\n  annotations:\n    note: \"see\nkind: CustomResourceDefinition\"\nspec:\n  template:\n    spec:\n      containers:\n      - image: nginx\n"
+	out, err = rw.RewriteBytes([]byte(fake), "fake.yaml")
+	if err != nil || !strings.Contains(string(out), "sea.hub:5000/library/nginx") {
+		t.Errorf("quoted kind key: %q %v", out, err)
+	}
+}
+
+func TestJoinWriter(t *testing.T) {
+	var b strings.Builder
+	j := NewJoinWriter(&b)
+	for _, s := range []string{"a: 1", "\ufeffb: 2\n", "----x: 1\n", "--- # c\nd: 4\n"} {
+		j.Next()
+		if _, err := j.Write([]byte(s)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := "a: 1\n---\nb: 2\n---\n----x: 1\n--- # c\nd: 4\n"; b.String() != want {
+		t.Errorf("joined %q, want %q", b.String(), want)
 	}
 }
