@@ -179,7 +179,7 @@ func splitRegistry(s string) (host, prefix string, err error) {
 		return "", "", fmt.Errorf("%q: %v", s, err)
 	}
 	if prefix != "" {
-		if _, err := name.NewRepository(host + "/" + prefix); err != nil {
+		if err := checkPath(prefix); err != nil {
 			return "", "", fmt.Errorf("%q: prefix: %v", s, err)
 		}
 	}

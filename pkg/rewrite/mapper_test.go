@@ -94,6 +94,12 @@ func TestMapInvalid(t *testing.T) {
 		{"'./0", "registry host"},
 		{"-bad.io/x:1", "registry host"},
 		{"bad_host.io/x:1", "registry host"},
+		{"library//nginx:1", "path component"},
+		{"quay.io/a//b:1", "path component"},
+		{"-nginx", "path component"},
+		{"a..b", "path component"},
+		{"quay.io/a/b/", "path component"},
+		{"nginx:-x", "tag"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
@@ -116,6 +122,7 @@ func TestConfigValidate(t *testing.T) {
 		want string
 	}{
 		{"scheme in registry", Config{Registry: "https://sea.hub:5000"}, "registry"},
+		{"empty prefix component", Config{Registry: "sea.hub:5000//x"}, "registry"},
 		{"bad path style", Config{PathStyle: "flat"}, "pathStyle"},
 		{"bad kind", Config{Kind: "Other"}, "kind"},
 		{"bad apiVersion", Config{APIVersion: "v1"}, "apiVersion"},

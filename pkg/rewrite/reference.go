@@ -19,6 +19,24 @@ const dockerHub = "docker.io"
 // with an optional port.
 var validHost = regexp.MustCompile(`^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\[[0-9a-fA-F:.]+\])(?::[0-9]+)?$`)
 
+// validComponent is a repository path component and validTag a tag of the
+// distribution reference grammar; go-containerregistry checks only their
+// characters.
+var (
+	validComponent = regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$`)
+	validTag       = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
+)
+
+// checkPath checks every component of a repository path.
+func checkPath(path string) error {
+	for _, c := range strings.Split(path, "/") {
+		if !validComponent.MatchString(c) {
+			return fmt.Errorf("repository path component %q of %q must be lower-case letters and digits, separated by '.', '_', '__' or '-'", c, path)
+		}
+	}
+	return nil
+}
+
 // Ref is a parsed image reference. It keeps the tag and digest exactly as
 // written, so a reference without a tag stays without one when it is mapped.
 type Ref struct {
@@ -67,6 +85,12 @@ func ParseRef(s string) (Ref, error) {
 	tag = t.TagStr()
 	if host := repo.RegistryStr(); !validHost.MatchString(host) {
 		return Ref{}, &InvalidReferenceError{Value: s, Reason: fmt.Sprintf("registry host %q is not a domain name, IP address or localhost, with an optional port", host)}
+	}
+	if err := checkPath(repo.RepositoryStr()); err != nil {
+		return Ref{}, &InvalidReferenceError{Value: s, Reason: err.Error()}
+	}
+	if tag != "" && !validTag.MatchString(tag) {
+		return Ref{}, &InvalidReferenceError{Value: s, Reason: fmt.Sprintf("tag %q must start with a letter, digit or _ and have at most 128 characters", tag)}
 	}
 	return Ref{Registry: normalizeHost(repo.RegistryStr()), Repository: repo.RepositoryStr(), Tag: tag, Digest: digest}, nil
 }
