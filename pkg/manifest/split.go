@@ -28,9 +28,12 @@ type splitter struct {
 	// start is where the current document begins, scan the next line to
 	// examine (always a line start), end the end of the data read.
 	start, scan, end int
-	eof              bool
-	err              error
-	line, index      int
+	// clean is how many bytes from scan are known to hold no "\n": a long
+	// line read in many pieces is scanned once, not once per piece.
+	clean       int
+	eof         bool
+	err         error
+	line, index int
 }
 
 // The window starts small, for small inputs, and doubles with every read
@@ -50,11 +53,13 @@ func (s *splitter) next() (document, error) {
 	for {
 		if content {
 			rest := s.buf[s.scan:s.end]
-			if p := markerCandidate(rest); p >= 0 {
-				s.scan += p
-			} else if last := bytes.LastIndexByte(rest, '\n'); last >= 0 {
-				// No marker among the complete lines read: skip them all.
-				s.scan += last + 1
+			if p := markerCandidate(rest, s.clean); p > 0 {
+				s.advance(p)
+			} else if p < 0 {
+				if last := bytes.LastIndexByte(rest[s.clean:], '\n'); last >= 0 {
+					// No marker among the complete lines read: skip them.
+					s.advance(s.clean + last + 1)
+				}
 			}
 		}
 		line, ok := s.peekLine()
@@ -72,44 +77,52 @@ func (s *splitter) next() (document, error) {
 			}
 			content = true
 		case isMarker(line, "..."):
-			s.scan += len(line)
+			s.advance(len(line))
 			return s.emit(), nil
 		case !content && !isBlankOrComment(line) && line[0] != '%':
 			content = true
 		}
-		s.scan += len(line)
+		s.advance(len(line))
 	}
+}
+
+// advance moves scan forward by n bytes, to a line start.
+func (s *splitter) advance(n int) {
+	s.scan += n
+	s.clean = 0
 }
 
 var newline = []byte{'\n'}
 
 // markerCandidate returns the offset of the first line in rest that starts
-// with "---" or "...", or -1.
-func markerCandidate(rest []byte) int {
+// with "---" or "...", or -1. The first clean bytes of rest hold no "\n".
+func markerCandidate(rest []byte, clean int) int {
 	if bytes.HasPrefix(rest, []byte("---")) || bytes.HasPrefix(rest, []byte("...")) {
 		return 0
 	}
+	hay := rest[clean:]
 	p := -1
-	if i := bytes.Index(rest, []byte("\n---")); i >= 0 {
+	if i := bytes.Index(hay, []byte("\n---")); i >= 0 {
 		p = i + 1
-	}
-	hay := rest
-	if p >= 0 {
-		hay = rest[:p]
+		hay = hay[:i+1]
 	}
 	if i := bytes.Index(hay, []byte("\n...")); i >= 0 {
 		p = i + 1
 	}
-	return p
+	if p < 0 {
+		return -1
+	}
+	return clean + p
 }
 
 // peekLine returns the complete line at scan (with its "\n"), or the last
 // line of the stream without one; ok is false when more must be read.
 func (s *splitter) peekLine() ([]byte, bool) {
 	rest := s.buf[s.scan:s.end]
-	if i := bytes.IndexByte(rest, '\n'); i >= 0 {
-		return rest[:i+1], true
+	if i := bytes.IndexByte(rest[s.clean:], '\n'); i >= 0 {
+		return rest[:s.clean+i+1], true
 	}
+	s.clean = len(rest)
 	if (s.eof || s.err != nil) && len(rest) > 0 {
 		return rest, true
 	}
@@ -160,7 +173,7 @@ func lineBreaks(data []byte) int {
 
 // finish emits what is left at the end of the stream.
 func (s *splitter) finish() (document, error) {
-	s.scan = s.end
+	s.advance(s.end - s.scan)
 	if s.start < s.end {
 		return s.emit(), nil
 	}
