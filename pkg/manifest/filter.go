@@ -22,13 +22,19 @@ func (rw *Rewriter) Filter() kio.Filter {
 	return kio.FilterFunc(func(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 		var errs []error
 		for _, rn := range nodes {
-			file := "<input>"
+			// Node positions are in the stream kyaml parsed: the file's own
+			// only when no annotation names another file.
+			file, inStream := "<input>", true
 			if p, _, err := kioutil.GetFileAnnotations(rn); err == nil && p != "" {
-				file = p
+				file, inStream = p, false
 			}
 			fields, emb := rw.finder.find(rn.YNode(), true)
 			ms, res := rw.mapAll(fields, emb, func(f Field) rewrite.Location {
-				return rewrite.Location{File: file, Kind: f.Kind, Namespace: f.Namespace, Name: f.Name, Field: f.Path}
+				loc := rewrite.Location{File: file, Kind: f.Kind, Namespace: f.Namespace, Name: f.Name, Field: f.Path}
+				if inStream {
+					loc.Line, loc.Column = f.Node.Line, f.Node.Column
+				}
+				return loc
 			})
 			if len(res.errs) == 0 {
 				applyEdits(ms)

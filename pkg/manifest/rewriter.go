@@ -443,6 +443,9 @@ func (rw *Rewriter) mapAll(fields, emb []Field, where func(Field) rewrite.Locati
 			case m.Action != rewrite.Rewritten:
 			case f.Ref != "":
 				e.value = m.Target.RepositoryName()
+				if m.Target.Digest != m.Source.Digest {
+					res.warns = append(res.warns, &Error{Location: loc, Err: fmt.Errorf("pin of %s not written: its repository, tag and digest are separate fields here; set the digest in the resource", m.Source)})
+				}
 			default:
 				e.value = m.Target.String()
 			}
