@@ -185,3 +185,42 @@ func TestMergeLoops(t *testing.T) {
 		})
 	}
 }
+
+// TestParseErrorLines: yaml.v3's line conventions (1-based for scanner
+// errors, 0-based for parser errors, none on the first line) become stream
+// lines: where the enclosing construct starts, else where the problem is.
+func TestParseErrorLines(t *testing.T) {
+	tests := []struct {
+		in   string
+		want string
+	}{
+		{"kind: A\n---\na: 1\nb: 2\nc:\n\td: image\n", "in.yaml:6: malformed YAML: found character that cannot start any token"},
+		{"kind: A\n---\na: 1\nb: [1, image\nc: 3\n", "in.yaml:4: malformed YAML: did not find expected ',' or ']'"},
+		{"a: image\nb:\n  - x\n  y: 2\n", "in.yaml:3: malformed YAML: did not find expected '-' indicator"},
+		{"kind: Pod\nspec:\n  containers:\n  - image: x\n   name: y\n", "in.yaml:3: malformed YAML: did not find expected key"},
+		{"a: [image\n", "in.yaml:2: malformed YAML: did not find expected ',' or ']'"}, // found at the end
+	}
+	for _, tt := range tests {
+		rw, _ := New(rewrite.Config{})
+		_, err := rw.RewriteBytes([]byte(tt.in), "in.yaml")
+		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+			t.Errorf("%q: err = %v, want prefix %q", tt.in, err, tt.want)
+		}
+	}
+}
+
+func TestErrorCap(t *testing.T) {
+	var in strings.Builder
+	for i := 0; i < 500; i++ {
+		in.WriteString(pod("Bad") + "---\n")
+	}
+	rw, _ := New(rewrite.Config{})
+	_, err := rw.RewriteBytes([]byte(in.String()), "in.yaml")
+	if err == nil {
+		t.Fatal("no error")
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != maxErrors+1 || !strings.Contains(lines[maxErrors], "stopped after the first 20 errors") {
+		t.Errorf("%d error lines, last %q", len(lines), lines[len(lines)-1])
+	}
+}

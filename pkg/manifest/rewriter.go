@@ -208,6 +208,9 @@ func (rw *Rewriter) Rewrite(w io.Writer, r io.Reader, name string) error {
 			break
 		}
 	}
+	if len(errs) > maxErrors {
+		errs = append(errs[:maxErrors], fmt.Errorf("%s: stopped after the first %d errors", name, maxErrors))
+	}
 	if readErr != nil {
 		errs = append(errs, readErr)
 	}
@@ -591,18 +594,30 @@ func topLevelKind(data []byte) string {
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
 
+// parserProblems are yaml.v3's parser (not scanner) errors: for them it
+// reports a 0-based line, where scanner errors get a 1-based one; either is
+// the line where the enclosing construct starts when it has one, else where
+// the problem was found (go.yaml.in/yaml/v3 decode.go, parser.fail).
+var parserProblems = map[string]bool{
+	"did not find expected ',' or ']'": true, "did not find expected ',' or '}'": true,
+	"did not find expected '-' indicator": true, "did not find expected key": true,
+	"did not find expected node content": true, "did not find expected <document start>": true,
+	"found duplicate %TAG directive": true, "found duplicate %YAML directive": true,
+	"found incompatible YAML document": true, "found undefined tag handle": true,
+}
+
 // parseError turns a yaml.v3 error into an *Error with the stream's line.
 func parseError(err error, name string, first int) error {
-	msg := err.Error()
-	line := first
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		n, _ := strconv.Atoi(m[1])
-		line = first + n - 1
-		msg = msg[len(m[0]):]
-	} else {
-		msg = strings.TrimPrefix(msg, "yaml: ")
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	rel := 1 // yaml.v3 gives no line for the document's first line
+	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+		rel, _ = strconv.Atoi(m[1])
+		msg = err.Error()[len(m[0]):]
+		if parserProblems[msg] {
+			rel++
+		}
 	}
-	return &Error{Location: rewrite.Location{File: name, Line: line}, Err: fmt.Errorf("malformed YAML: %s", msg)}
+	return &Error{Location: rewrite.Location{File: name, Line: first + rel - 1}, Err: fmt.Errorf("malformed YAML: %s", msg)}
 }
 
 // invalidUTF8Line is the 0-based line of the first invalid UTF-8 byte.
