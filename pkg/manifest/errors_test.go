@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -222,5 +223,29 @@ func TestErrorCap(t *testing.T) {
 	lines := strings.Split(err.Error(), "\n")
 	if len(lines) != maxErrors+1 || !strings.Contains(lines[maxErrors], "stopped after the first 20 errors") {
 		t.Errorf("%d error lines, last %q", len(lines), lines[len(lines)-1])
+	}
+}
+
+// TestEarlyStopDoesNotWaitForInput: once the error cap is reached, Rewrite
+// returns without waiting for the rest of a slow input. (The input holds
+// more than one batch: a partial batch waits for its input by design.)
+func TestEarlyStopDoesNotWaitForInput(t *testing.T) {
+	var bad strings.Builder
+	for i := 0; i < 3*batchDocs; i++ {
+		bad.WriteString(pod("Bad") + "---\n")
+	}
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	go pw.Write([]byte(bad.String())) // then the input stays open, like a terminal
+	rw, _ := New(rewrite.Config{})
+	done := make(chan error, 1)
+	go func() { done <- rw.Rewrite(io.Discard, pr, "in.yaml") }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "stopped after the first") {
+			t.Fatalf("err = %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("Rewrite waited for the input to end")
 	}
 }

@@ -174,12 +174,11 @@ func (rw *Rewriter) Rewrite(w io.Writer, r io.Reader, name string) error {
 		}()
 	}
 
+	// On an early stop the reader and workers end by themselves (the reader
+	// at its next document, which may wait for a slow input); they write
+	// nothing this call still reads.
 	var errs []error
-	drain := func() {
-		close(stop)
-		for range queue { // let the reader and workers finish
-		}
-	}
+	stopped := false
 	for s := range queue {
 		results := <-s.res
 		for k, res := range results {
@@ -204,14 +203,15 @@ func (rw *Rewriter) Rewrite(w io.Writer, r io.Reader, name string) error {
 			}
 		}
 		if len(errs) >= maxErrors || (len(errs) > 0 && w != nil && isWriteErr(errs[len(errs)-1])) {
-			drain()
+			close(stop)
+			stopped = true
 			break
 		}
 	}
 	if len(errs) > maxErrors {
 		errs = append(errs[:maxErrors], fmt.Errorf("%s: stopped after the first %d errors", name, maxErrors))
 	}
-	if readErr != nil {
+	if !stopped && readErr != nil { // written before the queue closed
 		errs = append(errs, readErr)
 	}
 	return errors.Join(errs...)
