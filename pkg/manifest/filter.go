@@ -40,16 +40,7 @@ func (rw *Rewriter) Filter() kio.Filter {
 				applyEdits(ms)
 			}
 			rw.finish(ms, &res)
-			errs = append(errs, res.errs...)
-			for _, o := range res.occ {
-				if err := rw.set.Add(o); err != nil {
-					errs = append(errs, err)
-				}
-			}
-			rw.collect(res)
-			for _, w := range res.warns {
-				rw.warn(w)
-			}
+			errs = append(errs, rw.record(res)...)
 		}
 		if len(errs) > 0 {
 			return nil, errors.Join(errs...)

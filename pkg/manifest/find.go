@@ -358,15 +358,9 @@ func (w *walker) podSpec(spec *yaml.Node, cr bool) {
 
 // search walks a custom resource for container lists.
 func (w *walker) search(n *yaml.Node) {
-	if n.Kind == yaml.AliasNode {
-		if w.seen[n.Alias] {
-			return
-		}
-		if w.seen == nil {
-			w.seen = map[*yaml.Node]bool{}
-		}
-		w.seen[n.Alias] = true
-		n = n.Alias
+	n, ok := followOnce(n, &w.seen)
+	if !ok {
+		return
 	}
 	switch n.Kind {
 	case yaml.MappingNode:
@@ -567,15 +561,9 @@ func (w *walker) configMap(n *yaml.Node) {
 // parameters ({name: image.repository, value: ...}), env entries of
 // containers not found as such.
 func (w *walker) pairs(n *yaml.Node, isMeta bool) {
-	if n.Kind == yaml.AliasNode {
-		if w.seenMeta[n.Alias] {
-			return
-		}
-		if w.seenMeta == nil {
-			w.seenMeta = map[*yaml.Node]bool{}
-		}
-		w.seenMeta[n.Alias] = true
-		n = n.Alias
+	n, ok := followOnce(n, &w.seenMeta)
+	if !ok {
+		return
 	}
 	switch n.Kind {
 	case yaml.MappingNode:
@@ -688,6 +676,23 @@ func isContainerList(n *yaml.Node) bool {
 // isString reports whether n is a scalar that YAML resolves to a string.
 func isString(n *yaml.Node) bool {
 	return n.Kind == yaml.ScalarNode && (n.Tag == "!!str" || n.Tag == "" && n.Style != 0)
+}
+
+// followOnce resolves an alias the first time its target is reached in a
+// walk (seen records targets); it reports false when the target was walked
+// already, so alias bombs cost one walk of each node.
+func followOnce(n *yaml.Node, seen *map[*yaml.Node]bool) (*yaml.Node, bool) {
+	if n.Kind != yaml.AliasNode {
+		return n, true
+	}
+	if (*seen)[n.Alias] {
+		return nil, false
+	}
+	if *seen == nil {
+		*seen = map[*yaml.Node]bool{}
+	}
+	(*seen)[n.Alias] = true
+	return n.Alias, true
 }
 
 func resolve(n *yaml.Node) *yaml.Node {

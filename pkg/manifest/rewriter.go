@@ -182,16 +182,7 @@ func (rw *Rewriter) Rewrite(w io.Writer, r io.Reader, name string) error {
 	for s := range queue {
 		results := <-s.res
 		for k, res := range results {
-			errs = append(errs, res.errs...)
-			for _, o := range res.occ {
-				if err := rw.set.Add(o); err != nil {
-					errs = append(errs, err)
-				}
-			}
-			rw.collect(res)
-			for _, wn := range res.warns {
-				rw.warn(wn)
-			}
+			errs = append(errs, rw.record(res)...)
 			if len(errs) == 0 && w != nil {
 				out := res.out
 				if out == nil {
@@ -260,14 +251,27 @@ type result struct {
 	errs      []error
 }
 
-// collect records a result's embedded references.
-func (rw *Rewriter) collect(res result) {
+// record adds one document's result to the run, in input order: its images
+// to the image set (a collision becomes an error), its embedded references
+// to their reports, its warnings to the warning function. It returns the
+// document's errors. The stream pipeline and the kio filter share it.
+func (rw *Rewriter) record(res result) []error {
+	errs := res.errs
+	for _, o := range res.occ {
+		if err := rw.set.Add(o); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	for _, o := range res.emb {
 		_ = rw.emb.Add(o) // NoCollisions: never fails
 	}
 	for _, o := range res.left {
 		_ = rw.left.Add(o) // NoCollisions: never fails
 	}
+	for _, w := range res.warns {
+		rw.warn(w)
+	}
+	return errs
 }
 
 // process finds, maps and (when write is set) rewrites one document.
