@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/rehost/rehost/pkg/helm/rendered"
 	"github.com/rehost/rehost/pkg/manifest"
+	"github.com/rehost/rehost/pkg/rendered"
 	"github.com/spf13/cobra"
 )
 

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/rehost/rehost/pkg/helm/rendered"
 	"github.com/rehost/rehost/pkg/manifest"
+	"github.com/rehost/rehost/pkg/rendered"
 	"github.com/rehost/rehost/pkg/rewrite"
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rehost/rehost/pkg/helm/rendered"
+	"github.com/rehost/rehost/pkg/rendered"
 	"github.com/rehost/rehost/pkg/rewrite"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/cli/values"
