@@ -38,12 +38,24 @@ type Field struct {
 	// args and command, env values, ConfigMap data, annotations) rather
 	// than an image field.
 	Embedded bool
+
+	// pos is the node at the field's place in the document: Node itself,
+	// or the alias ("*name") through which the field names Node.
+	pos *yaml.Node
 }
 
 // whole reports whether the field's reference is its node's whole value,
 // which a rewrite replaces in the node's style.
 func (f Field) whole() bool {
 	return !f.Embedded && f.Ref == "" && f.At == 0 && f.Value == f.Node.Value
+}
+
+// place is the node at the field's place: Node, or the alias naming it.
+func (f Field) place() *yaml.Node {
+	if f.pos != nil {
+		return f.pos
+	}
+	return f.Node
 }
 
 // ref is the reference to map.
@@ -253,8 +265,9 @@ func (w *walker) pathString(extra ...string) string {
 }
 
 func (w *walker) field(n *yaml.Node, extra ...string) Field {
+	pos := n
 	n = resolve(n)
-	return Field{Node: n, Path: w.pathString(extra...), Kind: w.obj.Kind, Namespace: w.obj.Namespace, Name: w.obj.Name, Value: n.Value}
+	return Field{Node: n, Path: w.pathString(extra...), Kind: w.obj.Kind, Namespace: w.obj.Namespace, Name: w.obj.Name, Value: n.Value, pos: pos}
 }
 
 func (w *walker) add(n *yaml.Node, extra ...string) {
@@ -454,11 +467,12 @@ func (w *walker) composite(m *yaml.Node, c composite) {
 	if c.Unless != "" && scalar(get(m, c.Unless)) != "" {
 		return
 	}
-	repo := resolve(get(m, c.Repository))
+	raw := get(m, c.Repository)
+	repo := resolve(raw)
 	if repo == nil || repo.Kind == yaml.ScalarNode && (repo.Tag == "!!null" || repo.Value == "") {
 		return // the kind's default
 	}
-	f := w.field(repo, c.Repository)
+	f := w.field(raw, c.Repository)
 	if isString(f.Node) {
 		if !strings.HasPrefix(f.Node.Value, c.Scheme) {
 			return // not an image (a Git or HTTP source, say)
@@ -513,13 +527,13 @@ func (w *walker) container(c *yaml.Node) {
 			continue
 		}
 		ctx := false
-		for i, it := range list.Content {
-			it = resolve(it)
+		for i, raw := range list.Content {
+			it := resolve(raw)
 			if !isString(it) {
 				ctx = false
 				continue
 			}
-			w.scanArg(it, ctx, key, index(i))
+			w.scanArg(raw, ctx, key, index(i))
 			// "--engine-image" "longhornio/longhorn-engine:v1.7.2": the
 			// flag says image for the next argument.
 			name, ok := flagName(it.Value)
@@ -532,11 +546,11 @@ func (w *walker) container(c *yaml.Node) {
 	}
 	for i, e := range env.Content {
 		e = resolve(e)
-		v := resolve(get(e, "value"))
-		if v == nil || !isString(v) {
+		raw := get(e, "value")
+		if v := resolve(raw); v == nil || !isString(v) {
 			continue
 		}
-		w.scan(v, hasImageWord(scalar(get(e, "name"))), "env", index(i), "value")
+		w.scan(raw, hasImageWord(scalar(get(e, "name"))), "env", index(i), "value")
 	}
 }
 
@@ -547,9 +561,9 @@ func (w *walker) configMap(n *yaml.Node) {
 		return
 	}
 	for i := 0; i+1 < len(data.Content); i += 2 {
-		k, v := data.Content[i].Value, resolve(data.Content[i+1])
-		if isString(v) {
-			w.scan(v, hasImageWord(k), "data", k)
+		k, raw := data.Content[i].Value, data.Content[i+1]
+		if isString(resolve(raw)) {
+			w.scan(raw, hasImageWord(k), "data", k)
 		}
 	}
 }
@@ -569,8 +583,8 @@ func (w *walker) pairs(n *yaml.Node, isMeta bool) {
 	case yaml.MappingNode:
 		if name := resolve(get(n, "name")); name != nil && isString(name) && hasImageWord(name.Value) {
 			for _, key := range []string{"value", "default"} {
-				if v := resolve(get(n, key)); v != nil && isString(v) {
-					w.scan(v, true, key)
+				if raw := get(n, key); raw != nil && isString(resolve(raw)) {
+					w.scan(raw, true, key)
 				}
 			}
 		}
@@ -580,8 +594,8 @@ func (w *walker) pairs(n *yaml.Node, isMeta bool) {
 			if isMeta && k == "annotations" {
 				if a := resolve(v); a.Kind == yaml.MappingNode {
 					for j := 0; j+1 < len(a.Content); j += 2 {
-						if av := resolve(a.Content[j+1]); isString(av) {
-							w.scan(av, hasImageWord(a.Content[j].Value), a.Content[j].Value)
+						if raw := a.Content[j+1]; isString(resolve(raw)) {
+							w.scan(raw, hasImageWord(a.Content[j].Value), a.Content[j].Value)
 						}
 					}
 				}
@@ -602,7 +616,7 @@ func (w *walker) pairs(n *yaml.Node, isMeta bool) {
 // scanArg adds the embedded references of an argument of a command,
 // including the words of a shell command line.
 func (w *walker) scanArg(n *yaml.Node, ctx bool, extra ...string) {
-	for _, t := range scanString(n.Value, ctx, true) {
+	for _, t := range scanString(resolve(n).Value, ctx, true) {
 		f := w.field(n, extra...)
 		f.Value, f.At, f.Embedded = t.value, t.at, true
 		w.emb = append(w.emb, f)
@@ -611,7 +625,7 @@ func (w *walker) scanArg(n *yaml.Node, ctx bool, extra ...string) {
 
 // scan adds the embedded references of the string n.
 func (w *walker) scan(n *yaml.Node, ctx bool, extra ...string) {
-	for _, t := range scanString(n.Value, ctx, false) {
+	for _, t := range scanString(resolve(n).Value, ctx, false) {
 		f := w.field(n, extra...)
 		f.Value, f.At, f.Embedded = t.value, t.at, true
 		w.emb = append(w.emb, f)

@@ -301,7 +301,8 @@ func (rw *Rewriter) process(d document, name string, write bool) result {
 		return result{}
 	}
 	ms, res := rw.mapAll(fields, emb, func(f Field) rewrite.Location {
-		return rewrite.Location{File: name, Line: d.line + f.Node.Line - 1, Column: f.Node.Column, Kind: f.Kind, Namespace: f.Namespace, Name: f.Name, Field: f.Path}
+		p := f.place()
+		return rewrite.Location{File: name, Line: d.line + p.Line - 1, Column: p.Column, Kind: f.Kind, Namespace: f.Namespace, Name: f.Name, Field: f.Path}
 	})
 	if len(res.errs) > 0 {
 		return res
@@ -310,11 +311,10 @@ func (rw *Rewriter) process(d document, name string, write bool) result {
 	if len(res.errs) > 0 {
 		return res
 	}
-	var edits []edit
-	for _, m := range ms {
-		if m.edit != nil && m.edit.value != "" {
-			edits = append(edits, *m.edit)
-		}
+	edits, warns, errs := planEdits(&root, ms)
+	res.warns, res.errs = append(res.warns, warns...), append(res.errs, errs...)
+	if len(res.errs) > 0 {
+		return res
 	}
 	if len(edits) > 0 && write {
 		out, err := spliceVerified(d.data, &root, edits)
