@@ -1,0 +1,276 @@
+package helm
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/rehost/rehost/pkg/manifest"
+	"github.com/rehost/rehost/pkg/rewrite"
+	"helm.sh/helm/v3/pkg/cli/values"
+)
+
+// rewrittenDocs renders the chart and returns each document rewritten with
+// cfg: what `rehost rewrite CHART` prints, document by document.
+func rewrittenDocs(t *testing.T, chart string, opts Options, cfg rewrite.Config) []string {
+	t.Helper()
+	c, err := Render(chart, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rw, err := manifest.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, m := range c.Manifests {
+		b, err := rw.RewriteBytes([]byte(m.Content), m.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m.Name+"\n"+string(b))
+	}
+	return out
+}
+
+// renderedDocs renders the chart and returns its documents.
+func renderedDocs(t *testing.T, chart string, opts Options) []string {
+	t.Helper()
+	c, err := Render(chart, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, m := range c.Manifests {
+		out = append(out, m.Name+"\n"+m.Content)
+	}
+	return out
+}
+
+// withOverlay returns opts with the overlay's bytes as the last values file.
+func withOverlay(t *testing.T, opts Options, o *Overlay) Options {
+	t.Helper()
+	b, err := o.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "airgap-values.yaml")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	opts.Values.ValueFiles = append(append([]string(nil), opts.Values.ValueFiles...), p)
+	return opts
+}
+
+func diffDocs(t *testing.T, got, want []string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%d documents, want %d", len(got), len(want))
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Errorf("document %d with the overlay:\n%s\nwant (rehost rewrite):\n%s", i, got[i], want[i])
+		}
+	}
+}
+
+// TestAirgapValuesEqualsRewrite: rendering with the user's values and the
+// overlay gives, document by document and byte for byte, the rewritten
+// rendering, for every mapping option; excluded images stay.
+func TestAirgapValuesEqualsRewrite(t *testing.T) {
+	chart := chartPath("airgap")
+	userFile := filepath.Join(t.TempDir(), "user.yaml")
+	if err := os.WriteFile(userFile, []byte("web: {image: \"nginx:1.27\"}\ncache: {image: {tag: 7.4.0}}\njobs: {image: {repository: bitnami/kubectl-custom}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// busybox is hard-coded in a template: excluded here so that the
+	// overlay is complete (TestAirgapValuesReportsHardCoded covers it).
+	busybox := "docker.io/library/busybox"
+	tests := []struct {
+		name string
+		opts Options
+		cfg  rewrite.Config
+		keys []string // the overlay's keys
+	}{
+		{"default", Options{}, rewrite.Config{Registry: "sea.hub:5000", Exclude: []string{busybox}},
+			[]string{"api.image.repository", "controller.image.registry", "global.imageRegistry", "mesh.hub", "migrate.image.repository", "sidecars[0].image", "tools.registry", "web.image"}},
+		{"user values", Options{Values: values.Options{ValueFiles: []string{userFile}}, Namespace: "prod", ReleaseName: "shop"}, rewrite.Config{Registry: "sea.hub:5000", Exclude: []string{busybox}},
+			[]string{"api.image.repository", "controller.image.registry", "global.imageRegistry", "mesh.hub", "migrate.image.repository", "sidecars[0].image", "tools.registry", "web.image"}},
+		{"nest and prefix", Options{}, rewrite.Config{Registry: "harbor.local:8443/mirror", PathStyle: rewrite.PathStyleNest, Exclude: []string{busybox}},
+			[]string{"api.image.repository", "controller.image.registry", "global.imageRegistry", "mesh.hub", "migrate.image.repository", "sidecars[0].image", "tools.registry", "web.image"}},
+		// quay.io excluded: the hook keeps its image; docker.io/bitnami
+		// excluded: the global registry must not move redis or kubectl.
+		{"exclusions", Options{}, rewrite.Config{Registry: "sea.hub:5000", Exclude: []string{busybox, "quay.io", "docker.io/bitnami"}},
+			[]string{"api.image.repository", "controller.image.registry", "mesh.hub", "sidecars[0].image", "tools.registry", "web.image"}},
+		{"set flags", Options{Values: values.Options{Values: []string{"mesh.tag=1.23.0,api.image.digest=sha256:0123456789012345678901234567890123456789012345678901234567890123"}, StringValues: []string{"tools.tag=2"}}}, rewrite.Config{Registry: "sea.hub:5000", Exclude: []string{busybox}},
+			[]string{"api.image.repository", "controller.image.registry", "global.imageRegistry", "mesh.hub", "migrate.image.repository", "sidecars[0].image", "tools.registry", "web.image"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := AirgapValues(chart, tt.opts, tt.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !o.Complete() {
+				t.Fatalf("unmoved: %v", o.Unmoved)
+			}
+			var keys []string
+			for _, k := range o.Keys {
+				keys = append(keys, PathString(k.Path))
+			}
+			if !reflect.DeepEqual(keys, tt.keys) {
+				t.Errorf("keys %q, want %q", keys, tt.keys)
+			}
+			want := rewrittenDocs(t, chart, tt.opts, tt.cfg)
+			got := renderedDocs(t, chart, withOverlay(t, tt.opts, o))
+			diffDocs(t, got, want)
+			if wantN := 1 + o.Candidates + 1; o.Renders != wantN {
+				t.Errorf("%d renders for %d candidates, want %d", o.Renders, o.Candidates, wantN)
+			}
+		})
+	}
+}
+
+// TestAirgapValuesSetWins: --set values come after the overlay (Helm
+// applies them after every file), so a registry pinned with --set cannot
+// be overridden; the images it holds are reported, the others move.
+func TestAirgapValuesSetWins(t *testing.T) {
+	opts := Options{Values: values.Options{Values: []string{"global.imageRegistry=mirror.example.com"}}}
+	cfg := rewrite.Config{Registry: "sea.hub:5000", Exclude: []string{"docker.io/library/busybox"}}
+	o, err := AirgapValues(chartPath("airgap"), opts, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var unmoved []string
+	for _, u := range o.Unmoved {
+		unmoved = append(unmoved, u.Template+" "+u.Image)
+	}
+	want := []string{
+		"airgap/templates/api.yaml mirror.example.com/bitnami/redis:7.2.5",
+		"airgap/charts/jobs/templates/cronjob.yaml mirror.example.com/bitnami/kubectl:1.30",
+		"airgap/templates/tests/test-web.yaml mirror.example.com/bitnami/redis:7.2.5",
+	}
+	if !reflect.DeepEqual(unmoved, want) {
+		t.Errorf("unmoved %q, want %q", unmoved, want)
+	}
+	for _, k := range o.Keys {
+		if PathString(k.Path) == "global.imageRegistry" {
+			t.Errorf("the overlay sets global.imageRegistry, which --set overrides")
+		}
+	}
+}
+
+// TestAirgapValuesReportsHardCoded: the hard-coded busybox is reported with
+// its template file and line; everything else moves.
+func TestAirgapValuesReportsHardCoded(t *testing.T) {
+	o, err := AirgapValues(chartPath("airgap"), Options{}, defaultConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []UnmovedImage{{
+		Image: "busybox:1.36", Target: "sea.hub:5000/library/busybox:1.36",
+		Template: "airgap/templates/web.yaml", Line: 18,
+		Kind: "Deployment", Name: "release-name-web", Field: "spec.template.spec.initContainers[0].image",
+		Reason: "hard-coded in the template: no value drives it",
+	}}
+	if !reflect.DeepEqual(o.Unmoved, want) {
+		t.Errorf("unmoved:\n%+v\nwant\n%+v", o.Unmoved, want)
+	}
+	b, err := o.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "#   airgap/templates/web.yaml:18: Deployment release-name-web: spec.template.spec.initContainers[0].image: busybox:1.36") {
+		t.Errorf("the overlay's header does not list busybox:\n%s", b)
+	}
+	// Everything but busybox is rewritten.
+	got := renderedDocs(t, chartPath("airgap"), withOverlay(t, Options{}, o))
+	want2 := rewrittenDocs(t, chartPath("airgap"), Options{}, defaultConfig)
+	for i := range want2 {
+		want2[i] = strings.ReplaceAll(want2[i], "sea.hub:5000/library/busybox:1.36", "busybox:1.36")
+	}
+	diffDocs(t, got, want2)
+}
+
+// TestAirgapValuesStable: the overlay is the same bytes at every run.
+func TestAirgapValuesStable(t *testing.T) {
+	var first []byte
+	for i := 0; i < 3; i++ {
+		o, err := AirgapValues(chartPath("airgap"), Options{}, defaultConfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := o.Bytes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first = b
+		} else if string(b) != string(first) {
+			t.Fatalf("run %d:\n%s\nfirst run:\n%s", i, b, first)
+		}
+	}
+}
+
+// TestAirgapValuesNothingToMove: a chart whose images are all in the target
+// registry or excluded needs no keys, and no probe.
+func TestAirgapValuesNothingToMove(t *testing.T) {
+	o, err := AirgapValues(chartPath("airgap"), Options{}, rewrite.Config{Registry: "sea.hub:5000", Exclude: []string{"docker.io", "ghcr.io", "quay.io", "gcr.io", "registry.k8s.io"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Keys) != 0 || !o.Complete() || o.Renders != 1 {
+		t.Errorf("keys %v, unmoved %v, %d renders", o.Keys, o.Unmoved, o.Renders)
+	}
+	b, err := o.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(string(b), "{}\n") {
+		t.Errorf("overlay:\n%s", b)
+	}
+}
+
+func TestSolve(t *testing.T) {
+	tests := []struct {
+		parts  []string
+		want   string
+		x      string
+		solved bool
+	}{
+		{[]string{"", "/bitnami/redis:7.2"}, "sea.hub:5000/bitnami/redis:7.2", "sea.hub:5000", true},
+		{[]string{"", ":1.25"}, "sea.hub:5000/library/nginx:1.25", "sea.hub:5000/library/nginx", true},
+		{[]string{"docker.io/", ":7.2"}, "sea.hub:5000/bitnami/redis:7.2", "", false},
+		{[]string{"", "/a:", ""}, "x/a:x", "x", true},
+		{[]string{"", "/a:", ""}, "x/a:y", "", false},
+		{[]string{"", "/nginx:1.25"}, "sea.hub:5000/library/nginx:1.25", "sea.hub:5000/library", true},
+	}
+	for _, tt := range tests {
+		x, ok := solve(tt.parts, tt.want)
+		if x != tt.x || ok != tt.solved {
+			t.Errorf("solve(%q, %q) = %q, %t; want %q, %t", tt.parts, tt.want, x, ok, tt.x, tt.solved)
+		}
+	}
+}
+
+func TestOccursInName(t *testing.T) {
+	tests := []struct {
+		ref, v string
+		want   bool
+	}{
+		{"docker.io/bitnami/redis:7.2", "docker.io", true},
+		{"docker.io/bitnami/redis:7.2", "bitnami/redis", true},
+		{"docker.io/bitnami/redis:7.2", "7.2", false},     // the tag
+		{"docker.io/bitnami/redis:7.2", "redis", true},    // a component
+		{"docker.io/bitnami/redis:7.2", "itnami", false},  // inside a component
+		{"nginx@sha256:abc", "abc", false},                // the digest
+		{"registry.k8s.io/x:v1", "registry.k8s.io", true}, //
+	}
+	for _, tt := range tests {
+		if got := occursInName(tt.ref, tt.v); got != tt.want {
+			t.Errorf("occursInName(%q, %q) = %t", tt.ref, tt.v, got)
+		}
+	}
+}
