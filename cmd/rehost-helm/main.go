@@ -61,6 +61,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringSliceVar(&opts.APIVersions, "api-versions", nil, "Kubernetes API versions for Capabilities.APIVersions (repeatable)")
 	fs.BoolVar(&includeCRDs, "include-crds", true, "include the CRDs of crds/ directories")
 	fs.BoolVar(&opts.SkipTests, "skip-tests", false, "leave out test hooks")
+	cmd.AddCommand(airgapCmd("values", stdout), airgapCmd("relocate", stdout))
 	cmd.SetArgs(args)
 	cmd.SetOut(stderr)
 	cmd.SetErr(stderr)

@@ -35,6 +35,8 @@ function, and as a Go library.`,
 		newVersionCmd(s),
 		newFnCmd(s),
 		newMirrorCmd(s),
+		newValuesCmd(s),
+		newRelocateCmd(s),
 	)
 	return root
 }

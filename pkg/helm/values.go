@@ -73,11 +73,8 @@ type UnmovedImage struct {
 	Reason string
 }
 
-func (u UnmovedImage) String() string {
-	where := u.Template
-	if u.Line > 0 {
-		where += ":" + strconv.Itoa(u.Line)
-	}
+// Object is "Kind namespace/name", as far as known.
+func (u UnmovedImage) Object() string {
 	obj := u.Kind
 	if u.Name != "" {
 		obj += " "
@@ -86,7 +83,16 @@ func (u UnmovedImage) String() string {
 		}
 		obj += u.Name
 	}
-	return fmt.Sprintf("%s: %s: %s: %s (-> %s): %s", where, obj, u.Field, u.Image, u.Target, u.Reason)
+	return obj
+}
+
+// String is "TEMPLATE:LINE: OBJECT: FIELD: IMAGE (-> TARGET): REASON".
+func (u UnmovedImage) String() string {
+	where := u.Template
+	if u.Line > 0 {
+		where += ":" + strconv.Itoa(u.Line)
+	}
+	return fmt.Sprintf("%s: %s: %s: %s (-> %s): %s", where, u.Object(), u.Field, u.Image, u.Target, u.Reason)
 }
 
 // Complete reports whether the overlay moves every image.
@@ -131,26 +137,26 @@ func PathString(p []interface{}) string {
 // -f airgap-values.yaml --set k=v`. A --set value therefore wins over the
 // overlay, and AirgapValues takes that into account.
 func AirgapValues(path string, opts Options, cfg rewrite.Config) (*Overlay, error) {
-	fileOpts := values.Options{ValueFiles: opts.Values.ValueFiles}
-	files, err := fileOpts.MergeValues(getter.Providers{})
-	if err != nil {
-		return nil, err
-	}
-	sets := opts.Values
-	sets.ValueFiles = nil
-	setVals, err := sets.MergeValues(getter.Providers{})
-	if err != nil {
-		return nil, err
-	}
-	ch, err := Load(path)
-	if err != nil {
-		return nil, err
-	}
-	s, err := newSession(ch, files, setVals, opts, cfg)
+	s, err := sessionFor(path, opts, cfg)
 	if err != nil {
 		return nil, err
 	}
 	return s.solve()
+}
+
+// splitValues merges the user's values files, and apart from them the
+// --set values, which Helm applies after every file.
+func splitValues(opts Options) (files, sets map[string]interface{}, err error) {
+	fileOpts := values.Options{ValueFiles: opts.Values.ValueFiles}
+	if files, err = fileOpts.MergeValues(getter.Providers{}); err != nil {
+		return nil, nil, err
+	}
+	setOpts := opts.Values
+	setOpts.ValueFiles = nil
+	if sets, err = setOpts.MergeValues(getter.Providers{}); err != nil {
+		return nil, nil, err
+	}
+	return files, sets, nil
 }
 
 // AirgapValuesChart is [AirgapValues] for a loaded chart and the user's

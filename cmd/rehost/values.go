@@ -1,0 +1,217 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+
+	"github.com/rehost/rehost/internal/output"
+	"github.com/rehost/rehost/pkg/rendered"
+	"github.com/spf13/cobra"
+)
+
+// exitPartial is the exit status of rehost values and rehost relocate when
+// some image is left unmoved (and --allow-partial is not given).
+const exitPartial = 3
+
+func newValuesCmd(s streams) *cobra.Command {
+	var (
+		mf           mappingFlags
+		hf           helmFlags
+		outFile      string
+		allowPartial bool
+	)
+	cmd := &cobra.Command{
+		Use:   "values CHART",
+		Short: "Print the values that make a chart pull its images from the private registry",
+		Long: `Print a values overlay that makes the chart render every image in the private
+registry, with no post-renderer: rendering the chart with your values followed
+by the overlay gives exactly what "rehost rewrite CHART" gives with your values,
+document by document, hooks and subcharts included.
+
+  helm install RELEASE CHART -f your-values.yaml -f airgap-values.yaml
+
+That is what charts deployed by Flux, Argo CD, Rancher Fleet or sealer need,
+and what pre-install hooks need under Helm 3, which never post-renders hooks.
+
+rehost finds the keys by rendering, without relying on chart annotations: it
+renders the chart once, then once per candidate value (a string of the merged
+values that occurs in an image, or an empty registry key) with a marker in its
+place to learn which image fields it drives, chooses the fewest keys (a shared
+registry key such as global.imageRegistry before per-image keys; excluded
+images never move) and checks the result by rendering with it. Each key comes
+with a comment naming the images it moves. Renders: 2 + the number of
+candidates.
+
+Images that no value moves (written literally in a template) are listed on
+stderr and in the overlay's header, with template file and line; rewrite them
+with the post-renderer ("rehost rewrite"). The exit status is then 3, unless
+--allow-partial; 0 means every image moves, 1 an error.
+
+The overlay goes after your values files and before --set values, which Helm
+applies last: a registry you pin with --set cannot be overridden.`,
+		Example: `  # The overlay for a chart, then install with it.
+  rehost values charts/my-app -f prod.yaml > airgap-values.yaml
+  helm install shop charts/my-app -f prod.yaml -f airgap-values.yaml
+
+  # Another registry, keeping the source host in the path.
+  rehost values my-app-1.2.0.tgz --registry harbor.local:8443/mirror --path-style nest
+
+  # For Flux: the overlay in a ConfigMap the HelmRelease reads (valuesFrom).
+  rehost values charts/my-app -o airgap-values.yaml --allow-partial
+  kubectl create configmap my-app-airgap --from-file=values.yaml=airgap-values.yaml`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r, err := runAirgap(cmd, "values", args[0], &mf, &hf, s, nil)
+			if err != nil {
+				return err
+			}
+			if outFile != "" && outFile != "-" {
+				var files output.Staged
+				defer files.Abort()
+				f, err := files.Create(outFile, 0o644)
+				if err != nil {
+					return err
+				}
+				_, err = f.Write([]byte(r.Overlay))
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
+				if err != nil {
+					return err
+				}
+				if err := files.Commit(); err != nil {
+					return err
+				}
+			} else if _, err := fmt.Fprint(s.out, r.Overlay); err != nil {
+				return err
+			}
+			return reportAirgap(s, r, allowPartial, fmt.Sprintf("%d key(s) set", len(r.Keys)))
+		},
+	}
+	mf.register(cmd)
+	hf.register(cmd)
+	cmd.Flags().StringVarP(&outFile, "output", "o", "", "write the overlay to `FILE` instead of stdout")
+	cmd.Flags().BoolVar(&allowPartial, "allow-partial", false, "exit 0 even when some image cannot be moved by values")
+	return cmd
+}
+
+func newRelocateCmd(s streams) *cobra.Command {
+	var (
+		mf           mappingFlags
+		hf           helmFlags
+		out          string
+		allowPartial bool
+	)
+	cmd := &cobra.Command{
+		Use:   "relocate CHART --output DIR|FILE.tgz",
+		Short: "Write the chart with its air-gap values merged into its own values files",
+		Long: `Write a copy of the chart that pulls its images from the private registry with
+no extra values file: the overlay of "rehost values" is merged into the chart's
+own values.yaml files (the parent's, and a subchart's own for its keys), each
+existing value replaced in place so that every other line, comments and order
+included, stays as it was; missing keys are added with a comment naming the
+images they move. The image annotations of every Chart.yaml (helm.sh/images,
+images, artifacthub.io/images) are updated to the target references.
+
+--output is a directory (created; it must not exist or be empty) or, ending in
+.tgz, a packaged chart. The result is checked by rendering it. Images no value
+moves are reported as by "rehost values", with exit status 3 unless
+--allow-partial.`,
+		Example: `  # A packaged chart for the air-gapped cluster.
+  rehost relocate charts/my-app --output my-app-airgap.tgz
+  helm install shop my-app-airgap.tgz
+
+  # sealer: relocate into the application image's chart directory.
+  rehost relocate charts/my-app --output build/charts/my-app --registry sea.hub:5000`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return errors.New("--output DIR|FILE.tgz is required")
+			}
+			r, err := runAirgap(cmd, "relocate", args[0], &mf, &hf, s, []string{"--output=" + out})
+			if err != nil {
+				return err
+			}
+			msg := fmt.Sprintf("%s written", r.Output)
+			if len(r.Edited) > 0 {
+				msg += " (edited: " + strings.Join(r.Edited, ", ") + ")"
+			}
+			return reportAirgap(s, r, allowPartial, msg)
+		},
+	}
+	mf.register(cmd)
+	hf.register(cmd)
+	cmd.Flags().StringVar(&out, "output", "", "write the relocated chart to `DIR` or FILE.tgz")
+	cmd.Flags().BoolVar(&allowPartial, "allow-partial", false, "exit 0 even when some image cannot be moved by values")
+	return cmd
+}
+
+// runAirgap runs rehost-helm values or relocate on a chart.
+func runAirgap(cmd *cobra.Command, sub, chart string, mf *mappingFlags, hf *helmFlags, s streams, extra []string) (*rendered.Airgap, error) {
+	if st, err := os.Stat(chart); err != nil {
+		return nil, err
+	} else if st.IsDir() {
+		if _, err := os.Stat(chart + string(os.PathSeparator) + "Chart.yaml"); err != nil {
+			return nil, fmt.Errorf("%s is not a chart: it has no Chart.yaml", chart)
+		}
+	}
+	cfg, err := mf.load(cmd)
+	if err != nil {
+		return nil, err
+	}
+	js, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	bin, err := findHelmHelper()
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{sub, "--rewrite-config=" + string(js)}, extra...)
+	c := exec.Command(bin, append(args, hf.args(chart)...)...)
+	for _, v := range hf.valueFiles {
+		if strings.TrimSpace(v) == "-" {
+			c.Stdin = s.in
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	c.Stdout, c.Stderr = &stdout, &stderr
+	if err := c.Run(); err != nil {
+		msg := strings.TrimSpace(strings.TrimPrefix(stderr.String(), helmHelper+": "))
+		var exit *exec.ExitError
+		if msg == "" || !errors.As(err, &exit) {
+			msg = fmt.Sprintf("%s: %v %s", bin, err, msg)
+		}
+		return nil, fmt.Errorf("chart %s: %s", chart, msg)
+	}
+	var r rendered.Airgap
+	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+		return nil, fmt.Errorf("chart %s: reading the output of %s: %w", chart, bin, err)
+	}
+	if r.Format != rendered.AirgapFormat {
+		return nil, fmt.Errorf("chart %s: %s writes format %d, this rehost reads format %d: install the rehost-helm of the same release as rehost (%s)", chart, bin, r.Format, rendered.AirgapFormat, installHint(helmHelper))
+	}
+	return &r, nil
+}
+
+// reportAirgap prints the summary and the unmoved images on stderr and
+// returns the exit status: 3 when an image is unmoved, unless allowed.
+func reportAirgap(s streams, r *rendered.Airgap, allowPartial bool, done string) error {
+	fmt.Fprintf(s.err, "rehost: chart %s: %s, %d candidate value(s) probed in %d renders\n", r.Chart, done, r.Candidates, r.Renders)
+	if len(r.Unmoved) == 0 {
+		return nil
+	}
+	fmt.Fprintf(s.err, "rehost: %d image field(s) no value moves; rewrite them with the post-renderer (rehost rewrite):\n", len(r.Unmoved))
+	for _, u := range r.Unmoved {
+		fmt.Fprintf(s.err, "  %s\n", u.Message)
+	}
+	if allowPartial {
+		return nil
+	}
+	return exitCode(exitPartial)
+}
