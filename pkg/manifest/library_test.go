@@ -34,7 +34,6 @@ func TestExpandNothing(t *testing.T) {
 	}
 }
 
-
 // TestWriteErrorNamesTheInput: an error of the output writer says which
 // input was being written.
 func TestWriteErrorNamesTheInput(t *testing.T) {
