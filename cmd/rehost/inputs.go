@@ -16,10 +16,16 @@ type stream struct {
 	rel  string // output path under --output-dir
 	path string // the file to replace with --in-place; "" when it is not a file
 	open func() (io.ReadCloser, error)
+	// rewrite, when set, rewrites the stream instead of reading open: the
+	// documents of a rendered chart, located in their templates.
+	rewrite func(rw *manifest.Rewriter, w io.Writer) error
 }
 
 // openPaths expands command-line paths into streams; charts are rendered.
 func openPaths(args []string, hf *helmFlags, rw *manifest.Rewriter, s streams) ([]stream, error) {
+	if len(args) == 0 {
+		args = []string{"-"} // no PATH: standard input
+	}
 	inputs, err := manifest.ExpandPaths(args)
 	if err != nil {
 		return nil, err
@@ -64,6 +70,9 @@ func openStreams(inputs []manifest.Input, hf *helmFlags, rw *manifest.Rewriter, 
 
 // rewriteStream rewrites one stream into w (nil: only collect images).
 func rewriteStream(rw *manifest.Rewriter, st stream, w io.Writer) error {
+	if st.rewrite != nil {
+		return st.rewrite(rw, w)
+	}
 	r, err := st.open()
 	if err != nil {
 		return err

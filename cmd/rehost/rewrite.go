@@ -91,7 +91,7 @@ input files.`,
 				return err
 			}
 			if imageList != "" {
-				if err := writeImageList(&files, imageList, rw.Sources()); err != nil {
+				if err := writeImageList(&files, imageList, rw.ToCache()); err != nil {
 					return err
 				}
 			}
@@ -113,7 +113,7 @@ input files.`,
 	hf.register(cmd)
 	cmd.Flags().StringVar(&outputDir, "output-dir", "", "write one file per input file under `DIR`, at the same relative path")
 	cmd.Flags().BoolVar(&inPlace, "in-place", false, "replace the input files (atomically, only when every input succeeded)")
-	cmd.Flags().StringVar(&imageList, "image-list", "", "also write the original images, one per line, to `FILE`")
+	cmd.Flags().StringVar(&imageList, "image-list", "", "also write the images to cache in the target registry (original references of the images that move; not excluded ones, not those already there), one per line, to `FILE`")
 	cmd.Flags().StringVar(&pinsFile, "pins", "", "pin rewritten images to digests from `FILE` (SOURCE<TAB>TARGET@sha256 lines, as printed by rehost mirror --pin)")
 	return cmd
 }
