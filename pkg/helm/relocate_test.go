@@ -1,0 +1,147 @@
+package helm
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/rehost/rehost/pkg/rewrite"
+	"helm.sh/helm/v3/pkg/chart/loader"
+)
+
+// replaceAll applies old, new pairs to s, each exactly once.
+func replaceAll(t *testing.T, s string, pairs ...string) string {
+	t.Helper()
+	for i := 0; i < len(pairs); i += 2 {
+		if strings.Count(s, pairs[i]) < 1 {
+			t.Fatalf("%q not found in:\n%s", pairs[i], s)
+		}
+		s = strings.Replace(s, pairs[i], pairs[i+1], 1)
+	}
+	return s
+}
+
+func readFile(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestRelocate: the values files of the parent and of the subchart change
+// only in the lines of the keys set; the relocated chart, packaged or as a
+// directory, renders as the rewritten chart; the image annotations name
+// the targets.
+func TestRelocate(t *testing.T) {
+	cfg := rewrite.Config{Registry: "sea.hub:5000", Exclude: []string{"docker.io/library/busybox"}}
+	for _, output := range []string{"airgap", "airgap.tgz"} {
+		t.Run(output, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), output)
+			r, err := Relocate(chartPath("airgap"), out, Options{}, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantEdited := []string{"airgap/Chart.yaml", "airgap/charts/worker/Chart.yaml", "airgap/charts/worker/values.yaml", "airgap/values.yaml"}
+			if !reflect.DeepEqual(r.Edited, wantEdited) {
+				t.Errorf("edited %q", r.Edited)
+			}
+			ch, err := loader.Load(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			values := func(name string) string {
+				var c = ch
+				if name != "" {
+					for _, d := range ch.Dependencies() {
+						if d.Name() == name {
+							c = d
+						}
+					}
+				}
+				for _, f := range c.Raw {
+					if f.Name == "values.yaml" {
+						return string(f.Data)
+					}
+				}
+				t.Fatalf("no values.yaml in %s", name)
+				return ""
+			}
+			parent := readFile(t, filepath.Join(chartPath("airgap"), "values.yaml"))
+			wantParent := replaceAll(t, parent,
+				`imageRegistry: ""`, `imageRegistry: "sea.hub:5000"`,
+				"image: nginx:1.25   # the web server", "image: sea.hub:5000/library/nginx:1.25   # the web server",
+				"repository: ghcr.io/acme/api", "repository: sea.hub:5000/acme/api",
+				"registry: registry.k8s.io", "registry: sea.hub:5000",
+				"hub: docker.io/istio", "hub: sea.hub:5000/istio",
+				"registry: gcr.io", "registry: sea.hub:5000",
+				"repository: quay.io/acme/migrate", "repository: sea.hub:5000/acme/migrate",
+				"image: fluent/fluent-bit:3.0", "image: sea.hub:5000/fluent/fluent-bit:3.0")
+			if got := values(""); got != wantParent {
+				t.Errorf("parent values.yaml:\n%s\nwant:\n%s", got, wantParent)
+			}
+			sub := readFile(t, filepath.Join(chartPath("airgap"), "charts", "worker", "values.yaml"))
+			wantSub := replaceAll(t, sub, "repository: alpine/git", "repository: sea.hub:5000/alpine/git")
+			if got := values("worker"); got != wantSub {
+				t.Errorf("subchart values.yaml:\n%s\nwant:\n%s", got, wantSub)
+			}
+			if got := ch.Metadata.Annotations["helm.sh/images"]; got != "- name: web\n  image: sea.hub:5000/library/nginx:1.25\n- name: operand\n  image: sea.hub:5000/acme/operand:3.1\n" {
+				t.Errorf("helm.sh/images:\n%s", got)
+			}
+			diffDocs(t, renderedDocs(t, out, Options{}), rewrittenDocs(t, chartPath("airgap"), Options{}, cfg))
+		})
+	}
+}
+
+// TestRelocateAddsKeys: registry keys the values do not declare are added,
+// with a comment, at the end of their map (or of the file); the other
+// lines stay; artifacthub.io/images entries keep their other fields.
+func TestRelocateAddsKeys(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	r, err := Relocate(chartPath("airgap-absent"), out, Options{}, defaultConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Overlay.Complete() {
+		t.Fatalf("unmoved: %v", r.Overlay.Unmoved)
+	}
+	want := `# No registry key anywhere: the templates default them.
+global:   # set by parents
+  # rehost: docker.io/library/nginx:1.25 -> sea.hub:5000/library/nginx:1.25
+  imageRegistry: sea.hub:5000
+podAnnotations: {}
+image:
+  tag: "1.25"   # nginx's tag
+
+agent:
+  tag: "1"
+  # rehost: quay.io/acme/agent:1 -> sea.hub:5000/acme/agent:1
+  registry: sea.hub:5000
+`
+	if got := readFile(t, filepath.Join(out, "values.yaml")); got != want {
+		t.Errorf("values.yaml:\n%s\nwant:\n%s", got, want)
+	}
+	ch, err := loader.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantAnn := "- name: nginx\n  image: sea.hub:5000/library/nginx:1.25\n  whitelisted: true\n- name: agent\n  image: sea.hub:5000/acme/agent:1\n"
+	if got := ch.Metadata.Annotations["artifacthub.io/images"]; got != wantAnn {
+		t.Errorf("artifacthub.io/images:\n%s\nwant:\n%s", got, wantAnn)
+	}
+	diffDocs(t, renderedDocs(t, out, Options{}), rewrittenDocs(t, chartPath("airgap-absent"), Options{}, defaultConfig))
+}
+
+// TestRelocateOutputExists: a non-empty output directory is refused.
+func TestRelocateOutputExists(t *testing.T) {
+	out := t.TempDir()
+	if err := os.WriteFile(filepath.Join(out, "keep"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Relocate(chartPath("airgap-absent"), out, Options{}, defaultConfig); err == nil || !strings.Contains(err.Error(), "not empty") {
+		t.Errorf("err = %v", err)
+	}
+}
