@@ -50,6 +50,10 @@ type Options struct {
 	SkipCRDs bool
 	// SkipTests leaves out the test hooks (helm.sh/hook: test).
 	SkipTests bool
+
+	// skipLocate leaves Manifest.Line unset (a second template pass):
+	// AirgapValues's probes do not need it.
+	skipLocate bool
 }
 
 // Load loads the chart directory or packaged chart (.tgz) at path with
@@ -167,7 +171,9 @@ func render(ch *chart.Chart, vals map[string]interface{}, opts Options, where st
 		if out.Images, err = annotatedImages(ch, vals); err != nil {
 			return err
 		}
-		locate(out.Manifests, ch, vals, install, cfg)
+		if !opts.skipLocate {
+			locate(out.Manifests, ch, vals, install, cfg)
+		}
 		return nil
 	})
 	out.Warnings = warnings

@@ -30,9 +30,13 @@ type Overlay struct {
 	// hard-coded in a template, or built so that no value can produce the
 	// target): a post-renderer must rewrite them.
 	Unmoved []UnmovedImage
-	// Candidates is how many values were probed; Renders how many times
-	// the chart was rendered: 1 + Candidates + the checks (usually 1).
-	Candidates, Renders int
+	// Candidates is how many values were probed, Alone how many of them
+	// were probed in a render of their own (empty or absent values, and
+	// those the batch probe could not attribute), Renders how many times
+	// the chart was rendered: 1 (as given) + 1 (the batch probe) + Alone +
+	// the checks (1 unless a check fails), so Candidates + 3 at most with
+	// one check.
+	Candidates, Alone, Renders int
 
 	cfg  rewrite.Config
 	tree map[string]interface{}
@@ -212,6 +216,7 @@ type session struct {
 	fields    []field
 	docFields [][]int
 	renders   int
+	alone     int
 }
 
 const probeMarker = "rehostprobemarker"
@@ -273,7 +278,9 @@ func newSession(ch *chart.Chart, user, sets map[string]interface{}, opts Options
 // render renders the chart with the user's values and the overlay.
 func (s *session) render(overlay map[string]interface{}) (*rendered.Chart, error) {
 	s.renders++
-	return RenderChart(cloneChart(s.src), s.values(overlay), s.opts)
+	opts := s.opts
+	opts.skipLocate = true
+	return RenderChart(cloneChart(s.src), s.values(overlay), opts)
 }
 
 // values are the values the chart renders with: the user's files, the
@@ -638,9 +645,130 @@ func (s *session) overlayFor(changes []change) map[string]interface{} {
 	return root
 }
 
-// probe renders the chart with the candidate replaced by a marker and
-// learns which image fields it drives; then it solves for the value that
-// moves them.
+// probeAll learns which image fields each candidate drives and how. The
+// candidates with a non-empty value are probed together, in one render,
+// each replaced by a marker of its own: emptiness decides a template's
+// branches, and none changes. A field is attributed to the markers it
+// holds, each with the others put back to their values; what cannot be
+// attributed so (a field rebuilt otherwise than by substitution, a
+// document changed beyond its image fields, a failed render) is probed
+// again one candidate at a time. Empty and absent candidates, which switch
+// branches, are probed one at a time. Renders: 1 for the batch, plus 1 per
+// empty or absent candidate, plus 1 per candidate probed again.
+func (s *session) probeAll(cands []*candidate) {
+	var batch, single []*candidate
+	for _, c := range cands {
+		if c.absent || c.was == "" {
+			single = append(single, c)
+		} else {
+			batch = append(batch, c)
+		}
+	}
+	if len(batch) > 1 {
+		single = append(s.probeBatch(batch), single...)
+	} else {
+		single = append(batch, single...)
+	}
+	s.alone = len(single)
+	for _, c := range single {
+		s.probe(c)
+	}
+}
+
+func marker(i int) string { return probeMarker + strconv.Itoa(i) + "x" }
+
+// probeBatch probes the candidates together and returns those to probe
+// again alone.
+func (s *session) probeBatch(batch []*candidate) []*candidate {
+	changes := make([]change, len(batch))
+	for i, c := range batch {
+		changes[i] = change{c.path, marker(i)}
+	}
+	r, err := s.render(s.overlayFor(changes))
+	if err != nil || len(r.Manifests) != len(s.base.Manifests) {
+		return batch
+	}
+	again := map[int]bool{}
+	present := func(text string) []int {
+		var out []int
+		for i := range batch {
+			if strings.Contains(text, marker(i)) {
+				out = append(out, i)
+			}
+		}
+		return out
+	}
+	changed := map[int]string{}
+	for i, m := range r.Manifests {
+		bm := s.base.Manifests[i]
+		if m.Name != bm.Name {
+			return batch
+		}
+		if m.Content == bm.Content {
+			continue
+		}
+		one := &rendered.Chart{Manifests: append([]rendered.Manifest(nil), s.base.Manifests...)}
+		one.Manifests[i] = m
+		fields, _, err := s.compare(one)
+		if err != nil {
+			ps := present(m.Content)
+			if len(ps) == 0 {
+				return batch
+			}
+			for _, p := range ps {
+				again[p] = true
+			}
+			continue
+		}
+		for k, v := range fields {
+			changed[k] = v
+		}
+	}
+	for _, k := range sortedKeys(changed) {
+		v := changed[k]
+		ps := present(v)
+		if len(ps) == 0 {
+			return batch // changed, but by no marker: who did it?
+		}
+		back := v
+		for _, p := range ps {
+			back = strings.ReplaceAll(back, marker(p), batch[p].was)
+		}
+		if back != s.fields[k].value {
+			for _, p := range ps {
+				again[p] = true
+			}
+			continue
+		}
+		for _, p := range ps {
+			c := batch[p]
+			own := v
+			for _, o := range ps {
+				if o != p {
+					own = strings.ReplaceAll(own, marker(o), batch[o].was)
+				}
+			}
+			if c.drives == nil {
+				c.drives, c.docs = map[int]string{}, map[int]bool{}
+			}
+			c.drives[k] = strings.ReplaceAll(own, marker(p), probeMarker)
+			c.docs[s.fields[k].doc] = true
+		}
+	}
+	var out []*candidate
+	for i, c := range batch {
+		if again[i] {
+			c.drives, c.docs = nil, nil
+			out = append(out, c)
+			continue
+		}
+		s.learn(c)
+	}
+	return out
+}
+
+// probe renders the chart with the candidate replaced by a marker, learns
+// which image fields it drives, and solves for the value that moves them.
 func (s *session) probe(c *candidate) {
 	r, err := s.render(s.overlayFor([]change{{c.path, probeMarker}}))
 	if err != nil {
@@ -653,6 +781,13 @@ func (s *session) probe(c *candidate) {
 		return
 	}
 	c.drives, c.docs = changed, docs
+	s.learn(c)
+}
+
+// learn solves for the value of c that moves the image fields it drives
+// (c.drives, rendered with probeMarker in its place).
+func (s *session) learn(c *candidate) {
+	changed := c.drives
 	if len(changed) == 0 {
 		c.reason = "it drives no image"
 		return
@@ -727,9 +862,7 @@ const maxChecks = 4
 
 func (s *session) solve() (*Overlay, error) {
 	cands := s.candidates()
-	for _, c := range cands {
-		s.probe(c)
-	}
+	s.probeAll(cands)
 	var chosen []*candidate
 	var bad map[int]string // field -> why the check failed
 	for round := 0; ; round++ {
@@ -912,7 +1045,7 @@ func (s *session) docOK(i int, got string, covered map[int]bool) bool {
 
 // overlay builds the result from the chosen keys.
 func (s *session) overlay(cands, chosen []*candidate, bad map[int]string) *Overlay {
-	o := &Overlay{Chart: s.src.Name(), Candidates: len(cands), Renders: s.renders, cfg: s.cfg}
+	o := &Overlay{Chart: s.src.Name(), Candidates: len(cands), Alone: s.alone, Renders: s.renders, cfg: s.cfg}
 	if s.src.Metadata != nil {
 		o.Version = s.src.Metadata.Version
 	}
@@ -969,7 +1102,8 @@ func (s *session) overlay(cands, chosen []*candidate, bad map[int]string) *Overl
 func (s *session) whyUnmoved(cands []*candidate, k int, literal bool) string {
 	var reasons []string
 	for _, c := range cands {
-		if _, ok := c.drives[k]; ok && c.reason != "" {
+		_, drives := c.drives[k]
+		if c.reason != "" && (drives || c.drives == nil && c.was != "" && occursInName(s.fields[k].value, c.was)) {
 			reasons = append(reasons, PathString(c.path)+": "+c.reason)
 		}
 	}

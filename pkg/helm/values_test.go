@@ -126,10 +126,39 @@ func TestAirgapValuesEqualsRewrite(t *testing.T) {
 			want := rewrittenDocs(t, chart, tt.opts, tt.cfg)
 			got := renderedDocs(t, chart, withOverlay(t, tt.opts, o))
 			diffDocs(t, got, want)
-			if wantN := 1 + o.Candidates + 1; o.Renders != wantN {
-				t.Errorf("%d renders for %d candidates, want %d", o.Renders, o.Candidates, wantN)
+			// The base, the batch probe, global.imageRegistry (empty,
+			// probed alone), the check.
+			if o.Renders != 4 || o.Alone != 1 {
+				t.Errorf("%d renders, %d candidates probed alone; want 4 and 1", o.Renders, o.Alone)
 			}
 		})
+	}
+}
+
+// TestAirgapValuesSideEffects: a key that also feeds a label, or an env
+// value, is not used (the overlay must change image fields only); the
+// batch probe sees the label change and probes the keys of that document
+// alone. The registry key moves nginx; redis, whose only key also sets an
+// env value, is reported.
+func TestAirgapValuesSideEffects(t *testing.T) {
+	o, err := AirgapValues(chartPath("airgap-labels"), Options{}, defaultConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, k := range o.Keys {
+		keys = append(keys, PathString(k.Path)+"="+k.Value)
+	}
+	if want := []string{"image.registry=sea.hub:5000"}; !reflect.DeepEqual(keys, want) {
+		t.Errorf("keys %q, want %q", keys, want)
+	}
+	if len(o.Unmoved) != 1 || o.Unmoved[0].Image != "docker.io/library/redis:7.2" ||
+		!strings.Contains(o.Unmoved[0].Reason, "sidecar.image: it changes airgap-labels/templates/deploy.yaml beyond image fields") {
+		t.Errorf("unmoved: %+v", o.Unmoved)
+	}
+	// base, batch, the three keys of the document alone, check.
+	if o.Candidates != 3 || o.Alone != 3 || o.Renders != 6 {
+		t.Errorf("%d candidates, %d alone, %d renders", o.Candidates, o.Alone, o.Renders)
 	}
 }
 
