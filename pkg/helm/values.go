@@ -698,6 +698,21 @@ func (s *session) probeBatch(batch []*candidate) []*candidate {
 		}
 		return out
 	}
+	// suspects are the candidates whose value occurs in text, or all.
+	suspects := func(text string) []int {
+		var out []int
+		for i, c := range batch {
+			if strings.Contains(text, c.was) {
+				out = append(out, i)
+			}
+		}
+		if len(out) == 0 {
+			for i := range batch {
+				out = append(out, i)
+			}
+		}
+		return out
+	}
 	changed := map[int]string{}
 	for i, m := range r.Manifests {
 		bm := s.base.Manifests[i]
@@ -713,7 +728,7 @@ func (s *session) probeBatch(batch []*candidate) []*candidate {
 		if err != nil {
 			ps := present(m.Content)
 			if len(ps) == 0 {
-				return batch
+				ps = suspects(bm.Content)
 			}
 			for _, p := range ps {
 				again[p] = true
@@ -728,7 +743,12 @@ func (s *session) probeBatch(batch []*candidate) []*candidate {
 		v := changed[k]
 		ps := present(v)
 		if len(ps) == 0 {
-			return batch // changed, but by no marker: who did it?
+			// Changed, but by no marker (a value transformed on its
+			// way): probe alone the candidates found in it.
+			for _, p := range suspects(s.fields[k].value) {
+				again[p] = true
+			}
+			continue
 		}
 		back := v
 		for _, p := range ps {
@@ -856,16 +876,15 @@ func sortedKeys[V any](m map[int]V) []int {
 	return out
 }
 
-// maxChecks bounds the check renders: each failed check drops the keys
-// that touched what came out wrong and solves again.
-const maxChecks = 4
-
 func (s *session) solve() (*Overlay, error) {
 	cands := s.candidates()
 	s.probeAll(cands)
 	var chosen []*candidate
 	var bad map[int]string // field -> why the check failed
-	for round := 0; ; round++ {
+	// A failed check drops the chosen keys that touched what came out
+	// wrong and solves again: at least one key goes each time, so the
+	// checks end.
+	for {
 		chosen = greedy(s, cands)
 		if len(chosen) == 0 {
 			break
@@ -875,15 +894,9 @@ func (s *session) solve() (*Overlay, error) {
 			changes = append(changes, change{c.path, c.value})
 		}
 		r, err := s.render(s.overlayFor(changes))
-		blame, failed, err := s.check(r, err, chosen)
-		if err != nil {
-			return nil, err
-		}
+		blame, failed := s.check(r, err, chosen)
 		if len(blame) == 0 {
 			break
-		}
-		if round+1 >= maxChecks {
-			return nil, fmt.Errorf("the values overlay does not check after %d renders: %s", round+1, strings.Join(failed, "; "))
 		}
 		if bad == nil {
 			bad = map[int]string{}
@@ -891,7 +904,7 @@ func (s *session) solve() (*Overlay, error) {
 		for _, c := range blame {
 			c.dropped = true
 			for k := range c.drives {
-				bad[k] = "setting " + PathString(c.path) + " along with the other keys does not give the target"
+				bad[k] = "setting " + PathString(c.path) + " along with the other keys does not give the target (" + strings.Join(failed, "; ") + ")"
 			}
 		}
 		for _, c := range cands {
@@ -960,12 +973,12 @@ func greedy(s *session, cands []*candidate) []*candidate {
 // check compares the rendering with the overlay to the rewritten base
 // rendering, document by document; it returns the chosen keys to blame
 // for what differs.
-func (s *session) check(r *rendered.Chart, rerr error, chosen []*candidate) ([]*candidate, []string, error) {
+func (s *session) check(r *rendered.Chart, rerr error, chosen []*candidate) ([]*candidate, []string) {
 	if rerr != nil {
-		return chosen, []string{rerr.Error()}, nil
+		return chosen, []string{rerr.Error()}
 	}
 	if len(r.Manifests) != len(s.base.Manifests) {
-		return chosen, []string{fmt.Sprintf("%d documents instead of %d", len(r.Manifests), len(s.base.Manifests))}, nil
+		return chosen, []string{fmt.Sprintf("%d documents instead of %d", len(r.Manifests), len(s.base.Manifests))}
 	}
 	covered := map[int]bool{}
 	for _, c := range chosen {
@@ -1002,7 +1015,7 @@ func (s *session) check(r *rendered.Chart, rerr error, chosen []*candidate) ([]*
 			out = append(out, c)
 		}
 	}
-	return out, failed, nil
+	return out, failed
 }
 
 // docOK reports whether document i, rendered with the overlay as got,
