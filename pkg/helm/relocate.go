@@ -26,12 +26,6 @@ type Relocated struct {
 	Edited []string
 }
 
-// ImageAnnotationKeys are the Chart.yaml annotations that list a chart's
-// images (Helm's HIP-0015, the Bitnami and VMware catalogues, Artifact
-// Hub), with entries of the shape "- name: x\n  image: ref". Relocate
-// updates their references.
-var ImageAnnotationKeys = []string{"helm.sh/images", "images", "artifacthub.io/images"}
-
 // Relocate writes the chart at path, with its air-gap values (see
 // [AirgapValues]) merged into its own values.yaml files, to output: a
 // directory (created; it must not exist or be empty) or, when output ends
@@ -41,9 +35,9 @@ var ImageAnnotationKeys = []string{"helm.sh/images", "images", "artifacthub.io/i
 // is added at the end of its deepest existing map, with a comment naming
 // the images it moves. Existing values are replaced in place: every other
 // line, comments and key order included, stays as it was. The image
-// annotations (ImageAnnotationKeys) of every Chart.yaml are updated to the
-// target references. Chart.yaml is written by Helm's chart writer, which
-// does not keep its comments.
+// annotations of every Chart.yaml (helm.sh/images, images,
+// artifacthub.io/images) are updated to the target references. Chart.yaml
+// is written by Helm's chart writer, which does not keep its comments.
 //
 // The relocated chart is checked: rendered with opts, it must give what
 // the chart gives with the overlay. Images no value moves are in
@@ -205,7 +199,7 @@ func setChartValue(c *chart.Chart, path []interface{}, k OverlayKey, edited map[
 // annotations of the chart and its subcharts.
 func relocateAnnotations(c *chart.Chart, m *rewrite.Mapper, edited map[string]bool) error {
 	if c.Metadata != nil {
-		for _, key := range ImageAnnotationKeys {
+		for _, key := range annotationKeys {
 			text, ok := c.Metadata.Annotations[key]
 			if !ok || strings.TrimSpace(text) == "" {
 				continue
