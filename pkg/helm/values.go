@@ -34,8 +34,10 @@ type Overlay struct {
 	// were probed in a render of their own (empty or absent values, and
 	// those the batch probe could not attribute), Renders how many times
 	// the chart was rendered: 1 (as given) + 1 (the batch probe) + Alone +
-	// the checks (1 unless a check fails), so Candidates + 3 at most with
-	// one check.
+	// the checks (1 unless a check fails) + 1 when some probe changes a
+	// document beyond its image fields (the chart rendered again as given,
+	// to tell documents that change at every render, such as generated
+	// certificates).
 	Candidates, Alone, Renders int
 
 	cfg  rewrite.Config
@@ -217,6 +219,8 @@ type session struct {
 	docFields [][]int
 	renders   int
 	alone     int
+
+	volatileDocs map[int]bool // nil until asked (see volatile)
 }
 
 const probeMarker = "rehostprobemarker"
@@ -233,7 +237,12 @@ func newSession(ch *chart.Chart, user, sets map[string]interface{}, opts Options
 	if s.base, err = s.render(nil); err != nil {
 		return nil, err
 	}
-	rw, err := manifest.New(cfg)
+	// The overlay moves image fields; references embedded in other strings
+	// (args, env values) stay for the post-renderer, even with
+	// RewriteEmbedded.
+	wcfg := cfg
+	wcfg.RewriteEmbedded = false
+	rw, err := manifest.New(wcfg)
 	if err != nil {
 		return nil, err
 	}
@@ -388,7 +397,6 @@ func (s *session) compare(r *rendered.Chart) (map[int]string, map[int]bool, erro
 		if m.Content == bm.Content {
 			continue
 		}
-		docs[i] = true
 		n, fs, err := s.masked(m.Content)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", m.Name, err)
@@ -400,8 +408,15 @@ func (s *session) compare(r *rendered.Chart) (map[int]string, map[int]bool, erro
 		if n == nil {
 			n = &yaml.Node{}
 		}
-		if len(fs) != len(s.docFields[i]) || !sameNode(n, b) {
-			return nil, nil, fmt.Errorf("it changes %s beyond image fields", m.Name)
+		if len(fs) != len(s.docFields[i]) {
+			return nil, nil, fmt.Errorf("it changes the image fields of %s", m.Name)
+		}
+		if !sameNode(n, b) {
+			if !s.volatile(i) {
+				return nil, nil, fmt.Errorf("it changes %s beyond image fields", m.Name)
+			}
+		} else {
+			docs[i] = true
 		}
 		for j, f := range fs {
 			k := s.docFields[i][j]
@@ -410,10 +425,29 @@ func (s *session) compare(r *rendered.Chart) (map[int]string, map[int]bool, erro
 			}
 			if f.Value != s.fields[k].value {
 				changed[k] = f.Value
+				docs[i] = true
 			}
 		}
 	}
 	return changed, docs, nil
+}
+
+// volatile reports whether document i renders differently at every
+// render (a certificate from genCA, a password from randAlphaNum): such a
+// document is compared by its image fields only. The chart is rendered once
+// more, as given, the first time the question arises.
+func (s *session) volatile(i int) bool {
+	if s.volatileDocs == nil {
+		s.volatileDocs = map[int]bool{}
+		if r, err := s.render(nil); err == nil && len(r.Manifests) == len(s.base.Manifests) {
+			for j, m := range r.Manifests {
+				if m.Content != s.base.Manifests[j].Content {
+					s.volatileDocs[j] = true
+				}
+			}
+		}
+	}
+	return s.volatileDocs[i]
 }
 
 // nameEnd is where the repository part of a reference ends (its tag or
@@ -1040,7 +1074,7 @@ func (s *session) docOK(i int, got string, covered map[int]bool) bool {
 		n = &yaml.Node{}
 	}
 	b, err := s.baseMasked(i)
-	if err != nil || len(fs) != len(s.docFields[i]) || !sameNode(n, b) {
+	if err != nil || len(fs) != len(s.docFields[i]) || !sameNode(n, b) && !s.volatile(i) {
 		return false
 	}
 	for j, f := range fs {

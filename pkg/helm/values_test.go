@@ -156,9 +156,29 @@ func TestAirgapValuesSideEffects(t *testing.T) {
 		!strings.Contains(o.Unmoved[0].Reason, "sidecar.image: it changes airgap-labels/templates/deploy.yaml beyond image fields") {
 		t.Errorf("unmoved: %+v", o.Unmoved)
 	}
-	// base, batch, the three keys of the document alone, check.
-	if o.Candidates != 3 || o.Alone != 3 || o.Renders != 6 {
+	// base, batch, base again (is the document that changed beyond its
+	// image fields volatile? no), the three keys of the document alone,
+	// check.
+	if o.Candidates != 3 || o.Alone != 3 || o.Renders != 7 {
 		t.Errorf("%d candidates, %d alone, %d renders", o.Candidates, o.Alone, o.Renders)
+	}
+}
+
+// TestAirgapValuesVolatile: documents that differ at every render (a
+// genCA certificate, randAlphaNum) do not stop the search: they are found
+// by rendering the chart again and compared by their image fields.
+func TestAirgapValuesVolatile(t *testing.T) {
+	o, err := AirgapValues(chartPath("airgap-random"), Options{}, defaultConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !o.Complete() || len(o.Keys) != 1 || PathString(o.Keys[0].Path) != "image.registry" || o.Keys[0].Value != "sea.hub:5000" {
+		t.Fatalf("keys %+v, unmoved %+v", o.Keys, o.Unmoved)
+	}
+	// base, batch (the registry and the repository), base again (the
+	// StatefulSet changed beyond its image: volatile), check.
+	if o.Renders != 4 || o.Alone != 0 {
+		t.Errorf("%d renders", o.Renders)
 	}
 }
 
