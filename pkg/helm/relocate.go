@@ -91,11 +91,32 @@ func Relocate(path, output string, opts Options, cfg rewrite.Config) (*Relocated
 		return nil, fmt.Errorf("the relocated chart %s renders %d documents, the chart with the overlay %d", output, len(got.Manifests), len(want.Manifests))
 	}
 	for i := range got.Manifests {
-		if got.Manifests[i].Name != want.Manifests[i].Name || got.Manifests[i].Content != want.Manifests[i].Content {
-			return nil, fmt.Errorf("the relocated chart %s renders %s otherwise than the chart with the overlay (do your values files set a key the overlay sets?)", output, got.Manifests[i].Name)
+		g, w := got.Manifests[i], want.Manifests[i]
+		if g.Name == w.Name && (g.Content == w.Content || s.volatile(i) && s.sameFields(g.Content, w.Content)) {
+			continue
 		}
+		return nil, fmt.Errorf("the relocated chart %s renders %s otherwise than the chart with the overlay (do your values files set a key the overlay sets?)", output, g.Name)
 	}
 	return rel, nil
+}
+
+// sameFields reports whether two renderings of a document have the same
+// image fields.
+func (s *session) sameFields(a, b string) bool {
+	fa, err := s.findFields(a)
+	if err != nil {
+		return false
+	}
+	fb, err := s.findFields(b)
+	if err != nil || len(fa) != len(fb) {
+		return false
+	}
+	for i := range fa {
+		if fa[i].path != fb[i].path || fa[i].value != fb[i].value {
+			return false
+		}
+	}
+	return true
 }
 
 // sessionFor prepares the search for a chart's overlay.

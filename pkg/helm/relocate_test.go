@@ -135,6 +135,22 @@ agent:
 	diffDocs(t, renderedDocs(t, out, Options{}), rewrittenDocs(t, chartPath("airgap-absent"), Options{}, defaultConfig))
 }
 
+// TestRelocateVolatile: a chart with documents that differ at every render
+// relocates (the check compares those by their image fields).
+func TestRelocateVolatile(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out.tgz")
+	if _, err := Relocate(chartPath("airgap-random"), out, Options{}, defaultConfig); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Render(out, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(c.Manifests[1].Content, "image: \"sea.hub:5000/bitnami/redis:7.2.5\"") {
+		t.Errorf("relocated:\n%s", c.Manifests[1].Content)
+	}
+}
+
 // TestRelocateOutputExists: a non-empty output directory is refused.
 func TestRelocateOutputExists(t *testing.T) {
 	out := t.TempDir()
