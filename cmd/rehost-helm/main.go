@@ -12,6 +12,11 @@
 //	            [--release-name NAME] [-n NAMESPACE] [--kube-version V]
 //	            [--api-versions V]... [--include-crds=false] [--skip-tests] CHART
 //
+// Its subcommands values and relocate compute a chart's air-gap values
+// overlay (and write the relocated chart) for rehost values and rehost
+// relocate, and print the report as JSON (rendered.Airgap); they take the
+// same flags and --rewrite-config JSON (and relocate --output).
+//
 // Errors go to standard error; the exit code is 1 on any error.
 package main
 

@@ -11,6 +11,12 @@
 // [Images] lists a chart's images in one call. [PostRenderer] plugs the
 // same rewriting into a Helm install or upgrade run in process.
 //
+// [AirgapValues] finds the values overlay that makes a chart render its
+// images in the target registry with no post-renderer (hooks included),
+// by rendering the chart with markers in place of candidate values, and
+// checks it by rendering; [Relocate] writes the chart with that overlay
+// merged into its own values.yaml files.
+//
 // Rendering never reaches the network or a cluster: dependencies must be in
 // the chart's charts/ directory (`helm dependency build`), values files are
 // read locally, and lookup returns nothing.
