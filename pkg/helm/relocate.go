@@ -75,27 +75,39 @@ func Relocate(path, output string, opts Options, cfg rewrite.Config) (*Relocated
 	}
 	sort.Strings(rel.Edited)
 
-	if err := writeChart(ch, output); err != nil {
+	// Write beside the output, check, then move into place: on any error
+	// nothing is left at output.
+	staged, cleanup, err := stageChart(ch, output)
+	defer cleanup()
+	if err != nil {
 		return nil, err
 	}
-	// Check: the relocated chart renders as the chart with the overlay.
 	want, err := s.render(o.tree)
 	if err != nil {
 		return nil, err
 	}
-	got, err := Render(output, opts)
+	got, err := Render(staged, opts)
 	if err != nil {
-		return nil, fmt.Errorf("rendering the relocated chart %s: %w", output, err)
+		return nil, fmt.Errorf("rendering the relocated chart: %w", err)
 	}
 	if len(got.Manifests) != len(want.Manifests) {
-		return nil, fmt.Errorf("the relocated chart %s renders %d documents, the chart with the overlay %d", output, len(got.Manifests), len(want.Manifests))
+		return nil, fmt.Errorf("the relocated chart renders %d documents, the chart with the overlay %d", len(got.Manifests), len(want.Manifests))
 	}
 	for i := range got.Manifests {
 		g, w := got.Manifests[i], want.Manifests[i]
 		if g.Name == w.Name && (g.Content == w.Content || s.volatile(i) && s.sameFields(g.Content, w.Content)) {
 			continue
 		}
-		return nil, fmt.Errorf("the relocated chart %s renders %s otherwise than the chart with the overlay (do your values files set a key the overlay sets?)", output, g.Name)
+		return nil, fmt.Errorf("the relocated chart renders %s otherwise than the chart with the overlay (do your values files set a key the overlay sets?)", g.Name)
+	}
+	if !strings.HasSuffix(output, ".tgz") {
+		// An empty directory at output is replaced.
+		if err := os.Remove(output); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+	}
+	if err := os.Rename(staged, output); err != nil {
+		return nil, err
 	}
 	return rel, nil
 }
@@ -268,36 +280,38 @@ func relocateAnnotation(text string, m *rewrite.Mapper) (string, error) {
 	return string(data), nil
 }
 
-// writeChart writes the chart to a directory, or to a packaged chart when
-// output ends in .tgz, through a temporary directory beside it.
-func writeChart(c *chart.Chart, output string) error {
+// stageChart writes the chart, as a directory or, when output ends in
+// .tgz, packaged, into a temporary directory beside output, and returns
+// its path and the function that removes the temporary directory.
+func stageChart(c *chart.Chart, output string) (string, func(), error) {
+	nothing := func() {}
+	if abs, err := filepath.Abs(output); err == nil {
+		if st, err := os.Stat(abs); err == nil && !st.IsDir() && !strings.HasSuffix(output, ".tgz") {
+			return "", nothing, fmt.Errorf("%s exists and is not a directory", output)
+		}
+	}
+	if !strings.HasSuffix(output, ".tgz") {
+		if entries, err := os.ReadDir(output); err == nil && len(entries) > 0 {
+			return "", nothing, fmt.Errorf("%s exists and is not empty", output)
+		} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return "", nothing, err
+		}
+	}
 	parent := filepath.Dir(filepath.Clean(output))
 	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return err
+		return "", nothing, err
 	}
 	tmp, err := os.MkdirTemp(parent, ".rehost-relocate-*")
 	if err != nil {
-		return err
+		return "", nothing, err
 	}
-	defer os.RemoveAll(tmp)
+	cleanup := func() { os.RemoveAll(tmp) }
 	if strings.HasSuffix(output, ".tgz") {
 		f, err := chartutil.Save(c, tmp)
-		if err != nil {
-			return err
-		}
-		return os.Rename(f, output)
-	}
-	if entries, err := os.ReadDir(output); err == nil && len(entries) > 0 {
-		return fmt.Errorf("%s exists and is not empty", output)
-	} else if err == nil {
-		if err := os.Remove(output); err != nil {
-			return err
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return err
+		return f, cleanup, err
 	}
 	if err := chartutil.SaveDir(c, tmp); err != nil {
-		return err
+		return "", cleanup, err
 	}
-	return os.Rename(filepath.Join(tmp, c.Name()), output)
+	return filepath.Join(tmp, c.Name()), cleanup, nil
 }

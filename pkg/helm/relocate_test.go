@@ -151,13 +151,38 @@ func TestRelocateVolatile(t *testing.T) {
 	}
 }
 
-// TestRelocateOutputExists: a non-empty output directory is refused.
-func TestRelocateOutputExists(t *testing.T) {
-	out := t.TempDir()
+// TestRelocateOutput: a non-empty output directory is refused, an empty
+// one replaced; nothing is left beside the output.
+func TestRelocateOutput(t *testing.T) {
+	parent := t.TempDir()
+	out := filepath.Join(parent, "out")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(out, "keep"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Relocate(chartPath("airgap-absent"), out, Options{}, defaultConfig); err == nil || !strings.Contains(err.Error(), "not empty") {
 		t.Errorf("err = %v", err)
+	}
+	if err := os.Remove(filepath.Join(out, "keep")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Relocate(chartPath("airgap-absent"), out, Options{}, defaultConfig); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "Chart.yaml")); err != nil {
+		t.Error(err)
+	}
+	if entries, _ := os.ReadDir(parent); len(entries) != 1 {
+		t.Errorf("left beside the output: %v", entries)
+	}
+	// A file where a directory must go.
+	file := filepath.Join(parent, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Relocate(chartPath("airgap-absent"), file, Options{}, defaultConfig); err == nil {
+		t.Error("no error for a file as the output directory")
 	}
 }
