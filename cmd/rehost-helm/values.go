@@ -93,7 +93,7 @@ func report(o *helm.Overlay) (*rendered.Airgap, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &rendered.Airgap{Format: rendered.AirgapFormat, Chart: o.Chart, Version: o.Version, Overlay: string(b), Candidates: o.Candidates, Renders: o.Renders}
+	r := &rendered.Airgap{Format: rendered.AirgapFormat, Chart: o.Chart, Version: o.Version, Overlay: string(b), Warnings: o.Warnings, Candidates: o.Candidates, Renders: o.Renders}
 	for _, k := range o.Keys {
 		rk := rendered.AirgapKey{Path: helm.PathString(k.Path), Value: k.Value}
 		for _, m := range k.Images {

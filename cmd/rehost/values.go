@@ -202,6 +202,9 @@ func runAirgap(cmd *cobra.Command, sub, chart string, mf *mappingFlags, hf *helm
 // reportAirgap prints the summary and the unmoved images on stderr and
 // returns the exit status: 3 when an image is unmoved, unless allowed.
 func reportAirgap(s streams, r *rendered.Airgap, allowPartial bool, done string) error {
+	for _, w := range r.Warnings {
+		fmt.Fprintf(s.err, "rehost: warning: %s: %s\n", r.Chart, w)
+	}
 	fmt.Fprintf(s.err, "rehost: chart %s: %s, %d candidate value(s) probed in %d renders\n", r.Chart, done, r.Candidates, r.Renders)
 	if len(r.Unmoved) == 0 {
 		return nil

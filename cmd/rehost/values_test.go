@@ -107,3 +107,22 @@ func TestRelocateCommand(t *testing.T) {
 		t.Errorf("partial: exit %d, want 3", code)
 	}
 }
+
+// TestValuesWarnings: Helm's warnings reach stderr, named by the chart.
+func TestValuesWarnings(t *testing.T) {
+	dir := chartDir(t)
+	var r rendered.Airgap
+	if err := json.Unmarshal([]byte(fakeAirgap(t, false)), &r); err != nil {
+		t.Fatal(err)
+	}
+	r.Warnings = []string{"skipped value for resources.limits: Not a table."}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fakeHelper(t, string(b), 0)
+	_, stderr, code := rehost(t, "", "values", filepath.Join(dir, "app"))
+	if code != 0 || !strings.Contains(stderr, "rehost: warning: app: skipped value for resources.limits: Not a table.\n") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+}

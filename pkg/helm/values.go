@@ -30,6 +30,9 @@ type Overlay struct {
 	// hard-coded in a template, or built so that no value can produce the
 	// target): a post-renderer must rewrite them.
 	Unmoved []UnmovedImage
+	// Warnings are Helm's warnings about the chart and the user's values,
+	// from rendering the chart as given.
+	Warnings []string
 	// Candidates is how many values were probed, Alone how many of them
 	// were probed in a render of their own (empty or absent values, and
 	// those the batch probe could not attribute), Renders how many times
@@ -1092,7 +1095,7 @@ func (s *session) docOK(i int, got string, covered map[int]bool) bool {
 
 // overlay builds the result from the chosen keys.
 func (s *session) overlay(cands, chosen []*candidate, bad map[int]string) *Overlay {
-	o := &Overlay{Chart: s.src.Name(), Candidates: len(cands), Alone: s.alone, Renders: s.renders, cfg: s.cfg}
+	o := &Overlay{Chart: s.src.Name(), Warnings: s.base.Warnings, Candidates: len(cands), Alone: s.alone, Renders: s.renders, cfg: s.cfg}
 	if s.src.Metadata != nil {
 		o.Version = s.src.Metadata.Version
 	}

@@ -323,3 +323,15 @@ func TestOccursInName(t *testing.T) {
 		}
 	}
 }
+
+// TestAirgapValuesWarnings: Helm's warnings about the user's values come
+// back once, from the render as given (not once per probe).
+func TestAirgapValuesWarnings(t *testing.T) {
+	o, err := AirgapValues(chartPath("warnings"), Options{Values: values.Options{Values: []string{"resources.limits=big"}}}, defaultConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Warnings) != 1 || !strings.Contains(o.Warnings[0], "resources.limits") {
+		t.Errorf("warnings %q", o.Warnings)
+	}
+}

@@ -18,6 +18,8 @@ type Airgap struct {
 	Keys []AirgapKey `json:"keys,omitempty"`
 	// Unmoved are the image fields no value moves.
 	Unmoved []AirgapUnmoved `json:"unmoved,omitempty"`
+	// Warnings are Helm's warnings about the chart and the values.
+	Warnings []string `json:"warnings,omitempty"`
 	// Candidates is how many values were probed, Renders how many times
 	// the chart was rendered.
 	Candidates int `json:"candidates"`
