@@ -38,14 +38,18 @@ document by document, hooks and subcharts included.
 That is what charts deployed by Flux, Argo CD, Rancher Fleet or sealer need,
 and what pre-install hooks need under Helm 3, which never post-renders hooks.
 
-rehost finds the keys by rendering, without relying on chart annotations: it
-renders the chart once, then once per candidate value (a string of the merged
-values that occurs in an image, or an empty registry key) with a marker in its
-place to learn which image fields it drives, chooses the fewest keys (a shared
-registry key such as global.imageRegistry before per-image keys; excluded
-images never move) and checks the result by rendering with it. Each key comes
-with a comment naming the images it moves. Renders: 2 + the number of
-candidates.
+rehost finds the keys by rendering, without relying on chart annotations: the
+candidates are the strings of the merged values that occur in an image, and the
+empty or absent registry keys; it renders the chart with a marker in place of
+each to learn which image fields it drives (the non-empty ones together in one
+render, the others one render each), chooses the fewest keys (a shared registry
+key such as global.imageRegistry before per-image keys; never a key that also
+changes something else, or moves an excluded image) and checks the result by
+rendering with it. Each key comes with a comment naming the images it moves.
+Renders: 3 + the empty or absent candidates, usually (at most candidates + 3).
+
+Image references embedded in args or env values are not image fields: the
+overlay does not move them, even with rewriteEmbedded in --config.
 
 Images that no value moves (written literally in a template) are listed on
 stderr and in the overlay's header, with template file and line; rewrite them
@@ -95,6 +99,7 @@ applies last: a registry you pin with --set cannot be overridden.`,
 	}
 	mf.register(cmd)
 	hf.register(cmd)
+	hideAirgapFlags(cmd)
 	cmd.Flags().StringVarP(&outFile, "output", "o", "", "write the overlay to `FILE` instead of stdout")
 	cmd.Flags().BoolVar(&allowPartial, "allow-partial", false, "exit 0 even when some image cannot be moved by values")
 	return cmd
@@ -146,9 +151,16 @@ moves are reported as by "rehost values", with exit status 3 unless
 	}
 	mf.register(cmd)
 	hf.register(cmd)
+	hideAirgapFlags(cmd)
 	cmd.Flags().StringVar(&out, "output", "", "write the relocated chart to `DIR` or FILE.tgz")
 	cmd.Flags().BoolVar(&allowPartial, "allow-partial", false, "exit 0 even when some image cannot be moved by values")
 	return cmd
+}
+
+// hideAirgapFlags hides the shared flags that mean nothing to values and
+// relocate: the overlay moves image fields only.
+func hideAirgapFlags(cmd *cobra.Command) {
+	_ = cmd.Flags().MarkHidden("rewrite-embedded")
 }
 
 // runAirgap runs rehost-helm values or relocate on a chart.
