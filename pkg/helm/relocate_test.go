@@ -73,9 +73,9 @@ func TestRelocate(t *testing.T) {
 			parent := readFile(t, filepath.Join(chartPath("airgap"), "values.yaml"))
 			wantParent := replaceAll(t, parent,
 				`imageRegistry: ""`, `imageRegistry: "sea.hub:5000"`,
+				`registry: ""`, `registry: "sea.hub:5000"`,
 				"image: nginx:1.25   # the web server", "image: sea.hub:5000/library/nginx:1.25   # the web server",
 				"repository: ghcr.io/acme/api", "repository: sea.hub:5000/acme/api",
-				"registry: registry.k8s.io", "registry: sea.hub:5000",
 				"hub: docker.io/istio", "hub: sea.hub:5000/istio",
 				"registry: gcr.io", "registry: sea.hub:5000",
 				"repository: quay.io/acme/migrate", "repository: sea.hub:5000/acme/migrate",

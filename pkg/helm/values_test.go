@@ -95,17 +95,17 @@ func TestAirgapValuesEqualsRewrite(t *testing.T) {
 		keys []string // the overlay's keys
 	}{
 		{"default", Options{}, rewrite.Config{Registry: "sea.hub:5000", Exclude: []string{busybox}},
-			[]string{"api.image.repository", "controller.image.registry", "global.imageRegistry", "jobs.git.image.repository", "mesh.hub", "migrate.image.repository", "sidecars[0].image", "tools.registry", "web.image"}},
+			[]string{"api.image.repository", "global.image.registry", "global.imageRegistry", "jobs.git.image.repository", "mesh.hub", "migrate.image.repository", "sidecars[0].image", "tools.registry", "web.image"}},
 		{"user values", Options{Values: values.Options{ValueFiles: []string{userFile}}, Namespace: "prod", ReleaseName: "shop"}, rewrite.Config{Registry: "sea.hub:5000", Exclude: []string{busybox}},
-			[]string{"api.image.repository", "controller.image.registry", "global.imageRegistry", "jobs.git.image.repository", "mesh.hub", "migrate.image.repository", "sidecars[0].image", "tools.registry", "web.image"}},
+			[]string{"api.image.repository", "global.image.registry", "global.imageRegistry", "jobs.git.image.repository", "mesh.hub", "migrate.image.repository", "sidecars[0].image", "tools.registry", "web.image"}},
 		{"nest and prefix", Options{}, rewrite.Config{Registry: "harbor.local:8443/mirror", PathStyle: rewrite.PathStyleNest, Exclude: []string{busybox}},
-			[]string{"api.image.repository", "controller.image.registry", "global.imageRegistry", "jobs.git.image.repository", "mesh.hub", "migrate.image.repository", "sidecars[0].image", "tools.registry", "web.image"}},
+			[]string{"api.image.repository", "global.image.registry", "global.imageRegistry", "jobs.git.image.repository", "mesh.hub", "migrate.image.repository", "sidecars[0].image", "tools.registry", "web.image"}},
 		// quay.io excluded: the hook keeps its image; docker.io/bitnami
 		// excluded: the global registry must not move redis or kubectl.
 		{"exclusions", Options{}, rewrite.Config{Registry: "sea.hub:5000", Exclude: []string{busybox, "quay.io", "docker.io/bitnami"}},
-			[]string{"api.image.repository", "controller.image.registry", "jobs.git.image.repository", "mesh.hub", "sidecars[0].image", "tools.registry", "web.image"}},
+			[]string{"api.image.repository", "global.image.registry", "jobs.git.image.repository", "mesh.hub", "sidecars[0].image", "tools.registry", "web.image"}},
 		{"set flags", Options{Values: values.Options{Values: []string{"mesh.tag=1.23.0,api.image.digest=sha256:0123456789012345678901234567890123456789012345678901234567890123"}, StringValues: []string{"tools.tag=2"}}}, rewrite.Config{Registry: "sea.hub:5000", Exclude: []string{busybox}},
-			[]string{"api.image.repository", "controller.image.registry", "global.imageRegistry", "jobs.git.image.repository", "mesh.hub", "migrate.image.repository", "sidecars[0].image", "tools.registry", "web.image"}},
+			[]string{"api.image.repository", "global.image.registry", "global.imageRegistry", "jobs.git.image.repository", "mesh.hub", "migrate.image.repository", "sidecars[0].image", "tools.registry", "web.image"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -126,10 +126,10 @@ func TestAirgapValuesEqualsRewrite(t *testing.T) {
 			want := rewrittenDocs(t, chart, tt.opts, tt.cfg)
 			got := renderedDocs(t, chart, withOverlay(t, tt.opts, o))
 			diffDocs(t, got, want)
-			// The base, the batch probe, global.imageRegistry (empty,
-			// probed alone), the check.
-			if o.Renders != 4 || o.Alone != 1 {
-				t.Errorf("%d renders, %d candidates probed alone; want 4 and 1", o.Renders, o.Alone)
+			// The base, the batch probe, global.imageRegistry and
+			// global.image.registry (empty, probed alone), the check.
+			if o.Renders != 5 || o.Alone != 2 {
+				t.Errorf("%d renders, %d candidates probed alone; want 5 and 2", o.Renders, o.Alone)
 			}
 		})
 	}

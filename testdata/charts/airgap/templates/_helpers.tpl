@@ -13,8 +13,8 @@
 {{- printf "%s/%s:%s" .Values.tools.registry .Values.tools.repository .Values.tools.tag -}}
 {{- end -}}
 
-{{/* ingress-nginx style. */}}
-{{- define "airgap.controller" -}}
-{{- $i := .Values.controller.image -}}
-{{- printf "%s/%s:%s" $i.registry $i.image $i.tag -}}{{- if $i.digest -}}@{{ $i.digest }}{{- end -}}
+{{/* ingress-nginx style: (dict "image" IMAGE "global" .Values.global). */}}
+{{- define "airgap.nginxImage" -}}
+{{- $registry := default .image.registry .global.image.registry -}}
+{{- printf "%s/%s:%s" $registry .image.image .image.tag -}}{{- if .image.digest -}}@{{ .image.digest }}{{- end -}}
 {{- end -}}
