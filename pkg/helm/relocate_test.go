@@ -92,7 +92,41 @@ func TestRelocate(t *testing.T) {
 				t.Errorf("helm.sh/images:\n%s", got)
 			}
 			diffDocs(t, renderedDocs(t, out, Options{}), rewrittenDocs(t, chartPath("airgap"), Options{}, cfg))
+			// Relocating is idempotent: the relocated chart needs no values.
+			again, err := AirgapValues(out, Options{}, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(again.Keys) != 0 || !again.Complete() {
+				t.Errorf("the relocated chart needs keys %+v, leaves %+v", again.Keys, again.Unmoved)
+			}
 		})
+	}
+}
+
+// TestPlaceKey: a key goes to the values file that gives it its value.
+func TestPlaceKey(t *testing.T) {
+	ch, err := Load(chartPath("airgap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		path  []interface{}
+		chart string
+		rest  string
+	}{
+		{[]interface{}{"jobs", "git", "image", "repository"}, "airgap/charts/worker", "git.image.repository"}, // the subchart's own, by alias
+		{[]interface{}{"jobs", "schedule"}, "airgap", "jobs.schedule"},                                        // the parent sets it
+		{[]interface{}{"jobs", "image", "registry"}, "airgap/charts/worker", "image.registry"},                //
+		{[]interface{}{"global", "imageRegistry"}, "airgap", "global.imageRegistry"},                          // globals stay in the parent
+		{[]interface{}{"worker", "image", "registry"}, "airgap", "worker.image.registry"},                     // by name, but it is aliased
+		{[]interface{}{"sidecars", 0, "image"}, "airgap", "sidecars[0].image"},
+	}
+	for _, tt := range tests {
+		c, rest := placeKey(ch, tt.path)
+		if c.ChartFullPath() != tt.chart || PathString(rest) != tt.rest {
+			t.Errorf("placeKey(%s) = %s, %s; want %s, %s", PathString(tt.path), c.ChartFullPath(), PathString(rest), tt.chart, tt.rest)
+		}
 	}
 }
 
