@@ -335,3 +335,30 @@ func TestAirgapValuesWarnings(t *testing.T) {
 		t.Errorf("warnings %q", o.Warnings)
 	}
 }
+
+// TestAirgapValuesInteraction: two keys that each move their image alone
+// but change another together (the template tests both) fail the check;
+// the check drops the key of the document that came out wrong and solves
+// again; what is left unmoved is reported, never an overlay that renders
+// otherwise than rehost rewrite.
+func TestAirgapValuesInteraction(t *testing.T) {
+	o, err := AirgapValues(chartPath("airgap-interact"), Options{}, defaultConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Keys) != 1 || PathString(o.Keys[0].Path) != "a.registry" {
+		t.Errorf("keys %+v", o.Keys)
+	}
+	if len(o.Unmoved) != 1 || o.Unmoved[0].Image != "docker.io/acme/b:1" || !strings.Contains(o.Unmoved[0].Reason, "setting b.registry along with the other keys does not give the target") {
+		t.Errorf("unmoved %+v", o.Unmoved)
+	}
+	// base, batch (the suffix shows in b's image: b probed again), b
+	// alone, the failed check, the check that passes.
+	if o.Renders != 5 || o.Alone != 1 {
+		t.Errorf("%d renders, %d alone", o.Renders, o.Alone)
+	}
+	got := renderedDocs(t, chartPath("airgap-interact"), withOverlay(t, Options{}, o))
+	want := rewrittenDocs(t, chartPath("airgap-interact"), Options{}, defaultConfig)
+	want[1] = strings.Replace(want[1], "sea.hub:5000/acme/b:1", "docker.io/acme/b:1", 1)
+	diffDocs(t, got, want)
+}
