@@ -28,14 +28,16 @@ func (rw *Rewriter) Filter() kio.Filter {
 			if p, _, err := kioutil.GetFileAnnotations(rn); err == nil && p != "" {
 				file, inStream = p, false
 			}
-			fields, emb := rw.finder.find(rn.YNode(), true)
-			ms, res := rw.mapAll(fields, emb, func(f Field) rewrite.Location {
+			fd := rw.finder.findAll(rn.YNode(), true)
+			where := func(f Field) rewrite.Location {
 				loc := rewrite.Location{File: file, Kind: f.Kind, Namespace: f.Namespace, Name: f.Name, Field: f.Path}
 				if inStream {
 					loc.Line, loc.Column = f.Node.Line, f.Node.Column
 				}
 				return loc
-			})
+			}
+			ms, res := rw.mapAll(fd.fields, fd.emb, where)
+			res.notes = rw.notes(fd.notes, where)
 			if len(res.errs) == 0 {
 				applyEdits(ms)
 			}
@@ -54,6 +56,13 @@ func applyEdits(ms []mapped) {
 	var edits []edit
 	for _, m := range ms {
 		if m.edit != nil && m.edit.value != "" {
+			if m.edit.insert != nil {
+				addNodes(*m.edit)
+				continue
+			}
+			if m.field.Default {
+				m.edit.node.Tag = "!!str" // an empty setting set
+			}
 			edits = append(edits, *m.edit)
 		}
 	}

@@ -435,7 +435,8 @@ func TestBuiltinTable(t *testing.T) {
 		if _, err := parseComposite(c); err != nil {
 			t.Errorf("%+v: %v", c, err)
 		}
-		if c.Scheme == "" && !hasImageWord(c.Repository) {
+		// The document holds the path's keys, the repository's among them.
+		if c.Scheme == "" && !hasImageWord(c.Path+"."+c.Repository) {
 			t.Errorf("%+v: the fast path cannot see this composite", c)
 		}
 	}
@@ -443,7 +444,9 @@ func TestBuiltinTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.keys) != 0 || strings.Join(f.schemes, ",") != "docker://,oci://" {
+	// Registry settings have keys without an image word: they are the
+	// only fast-path keys of the built-in tables.
+	if strings.Join(f.keys, ",") != "registry,hub" || strings.Join(f.schemes, ",") != "docker://,oci://" {
 		t.Errorf("keys %q, schemes %q", f.keys, f.schemes)
 	}
 }
