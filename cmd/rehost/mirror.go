@@ -111,6 +111,8 @@ the digests (never GET, to spare rate limits).`,
 				if err := collectImages(rw, args, f.imageList, &hf, s); err != nil {
 					return err
 				}
+				reportEmbedded(s, rw, "copied", "rehost images --embedded lists them; copy them with --image-list")
+				reportOperators(s, rw)
 				jobs := mirror.Jobs(rw.Images())
 				if f.toOCI != "" {
 					if sum, err = m.Export(ctx, jobs, f.toOCI); err != nil {
@@ -221,9 +223,9 @@ func collectImages(rw *manifest.Rewriter, args []string, imageList string, hf *h
 		if err := readImageList(rw, imageList, s.in); err != nil {
 			return err
 		}
-		if len(args) == 0 {
-			return nil
-		}
+	}
+	if len(args) == 0 && rw.ImageLists() > 0 { // --image-list or --images-from, no PATH: no stdin
+		return nil
 	}
 	sts, err := openPaths(args, hf, rw, s)
 	if err != nil {

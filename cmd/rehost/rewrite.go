@@ -36,6 +36,12 @@ ConfigMap data, annotations) are found but left as written unless
 --rewrite-embedded (config rewriteEmbedded: true) is given; one line on stderr
 says how many were left.
 
+Registry settings of operators are rewritten the same way (tigera Installation
+spec.registry, IstioOperator and Sail hubs), and tigera's spec.registry is added
+when absent (in strip style; --no-add-registry reports it instead): one line on
+stderr per added setting. Images of imageList files in input directories and of
+--images-from join --image-list.
+
 PATH is a file, a directory (walked recursively for *.yaml, *.yml, *.json in
 lexical order) or - for stdin; no PATH reads stdin, so rehost works as a Helm
 post-renderer. On any error nothing is written to stdout, --output-dir or the
@@ -101,6 +107,8 @@ input files.`,
 			if err := stdout.Commit(s.out); err != nil {
 				return err
 			}
+			reportSettings(s, rw)
+			reportOperators(s, rw)
 			if mf.loaded.RewriteEmbedded {
 				reportEmbedded(s, rw, "rewritten (see the warnings)", "they are left as written")
 			} else {

@@ -24,6 +24,9 @@ const (
 	// KeyImageList is the name of the image-list ConfigMap, as
 	// RewriteConfig's imageList.configMapName.
 	KeyImageList = "imageList"
+	// KeyNoAddRegistry is "true" or "false", as RewriteConfig's
+	// noAddRegistry.
+	KeyNoAddRegistry = "noAddRegistry"
 )
 
 // ParseFunctionConfig reads a functionConfig into a rewrite.Config.
@@ -32,7 +35,7 @@ const (
 // rewrite.LoadConfig: strictly, metadata allowed. A ConfigMap (kpt's
 // convention, and what "kustomize fn run --exec-path DIR -- key=value"
 // builds) may hold, under data, the keys registry, pathStyle, exclude
-// (comma-separated), skipInvalid and imageList (the ConfigMap name); any
+// (comma-separated), skipInvalid, noAddRegistry and imageList (the ConfigMap name); any
 // other key is an error. No functionConfig means the defaults.
 func ParseFunctionConfig(fc *yaml.RNode) (rewrite.Config, error) {
 	if fc.IsNilOrEmpty() {
@@ -77,19 +80,23 @@ func configMapConfig(fc *yaml.RNode) (rewrite.Config, error) {
 					c.Exclude = append(c.Exclude, e)
 				}
 			}
-		case KeySkipInvalid:
+		case KeySkipInvalid, KeyNoAddRegistry:
 			b, err := strconv.ParseBool(v)
 			if err != nil {
 				return c, fmt.Errorf("functionConfig ConfigMap: data.%s: %q: want true or false", k, v)
 			}
-			c.SkipInvalid = b
+			if k == KeySkipInvalid {
+				c.SkipInvalid = b
+			} else {
+				c.NoAddRegistry = b
+			}
 		case KeyImageList:
 			if v != "" {
 				c.ImageList = &rewrite.ImageListConfig{ConfigMapName: v}
 			}
 		default:
-			return c, fmt.Errorf("functionConfig ConfigMap: unknown key data.%s (want %s, %s, %s, %s or %s)",
-				k, KeyRegistry, KeyPathStyle, KeyExclude, KeySkipInvalid, KeyImageList)
+			return c, fmt.Errorf("functionConfig ConfigMap: unknown key data.%s (want %s, %s, %s, %s, %s or %s)",
+				k, KeyRegistry, KeyPathStyle, KeyExclude, KeySkipInvalid, KeyNoAddRegistry, KeyImageList)
 		}
 	}
 	if err := c.Validate(); err != nil {

@@ -10,19 +10,31 @@ import (
 	"github.com/rehost/rehost/pkg/rewrite"
 )
 
+// ImageListName is the name of sealer's hand-kept image list file: a file
+// with this name in an input directory is read as an image list.
+const ImageListName = "imageList"
+
+// OriginImageList is the Location.Origin of the images of an image list.
+const OriginImageList = "imageList"
+
 // ReadImageList adds the images of an image list (sealer's imageList
 // format: one reference a line; blank lines and lines starting with "#"
-// are skipped) to the image set, as if found at their lines of name.
-// Invalid references are errors naming the line; every line is read.
+// are skipped; a "# comment" after a reference too) to the image set, as
+// if found at their lines of name, with Origin OriginImageList. Invalid
+// references are errors naming the line; every line is read.
 func (rw *Rewriter) ReadImageList(r io.Reader, name string) error {
+	rw.lists++
 	var errs []error
 	sc := bufio.NewScanner(r)
 	for line := 1; sc.Scan(); line++ {
-		v := strings.TrimSpace(sc.Text())
-		if v == "" || strings.HasPrefix(v, "#") {
+		v := sc.Text()
+		if c := strings.Index(v, " #"); c >= 0 {
+			v = v[:c]
+		}
+		if v = strings.TrimSpace(v); v == "" || strings.HasPrefix(v, "#") {
 			continue
 		}
-		if err := rw.Add(v, rewrite.Location{File: name, Line: line, Origin: "image list"}); err != nil {
+		if err := rw.Add(v, rewrite.Location{File: name, Line: line, Origin: OriginImageList}); err != nil {
 			errs = append(errs, err)
 		}
 	}
