@@ -261,7 +261,7 @@ func BuiltinOperatorKinds() []OperatorKind {
 		OperatorKind{Operator: "Istio (IstioOperator)", Group: "install.istio.io", Kinds: []string{"IstioOperator"},
 			Starts: "pilot, proxyv2 and, with their components, install-cni and ztunnel, from its hub and tag"},
 		OperatorKind{Operator: "the Kiali operator", Group: "kiali.io", Kinds: []string{"Kiali", "OSSMConsole"},
-			Starts: "the Kiali server (or console plugin) image it picks for its version"},
+			Starts: "the Kiali server (or console plugin) image it picks for its version", Unless: []string{"spec.deployment.image_name", "spec.deployment.imageName"}},
 		OperatorKind{Operator: "the Prometheus operator", Group: "monitoring.coreos.com", Kinds: prom,
 			Starts: "its default image of the kind, at spec.version", Unless: []string{"spec.image", "spec.baseImage"}},
 	)

@@ -94,11 +94,11 @@ type Setting struct {
 // OperatorNote is an operator that starts images no manifest names: the
 // first object met that makes it start them, and how many there were.
 type OperatorNote struct {
-	Operator string
+	Operator string `json:"operator"`
 	// Starts says which images it starts.
-	Starts   string
-	Location rewrite.Location
-	Count    int
+	Starts   string           `json:"starts"`
+	Location rewrite.Location `json:"location"`
+	Count    int              `json:"count"`
 }
 
 // Message is the one-line warning for the note, as the CLI, the KRM
