@@ -247,8 +247,18 @@ func (f *Finder) addRegistry(r RegistryField) error {
 			f.addKindWord(k)
 		}
 	}
-	f.addKey(p[len(p)-1].Key)
+	f.addKeyForms(p[len(p)-1].Key)
 	return nil
+}
+
+// addKeyForms adds the fast-path forms of a key as a YAML or JSON map key
+// ("hub:", "hub :", "'hub'", "\"hub\""), for keys such as "registry" and
+// "hub" that occur in many documents as parts of words ("github",
+// "registry.k8s.io").
+func (f *Finder) addKeyForms(k string) {
+	for _, form := range []string{k + ":", k + " :", "'" + k + "'", `"` + k + `"`} {
+		f.addKey(form)
+	}
 }
 
 // addKey adds a fast-path key, once.
@@ -291,7 +301,7 @@ func (f *Finder) addFields(fields []rewrite.ImageField) error {
 			}
 			if e.Registry != "" {
 				p, _ := rewrite.ParseFieldPath(e.Registry)
-				f.addKey(p[len(p)-1].Key)
+				f.addKeyForms(p[len(p)-1].Key)
 			}
 			continue
 		case rewrite.FieldRegistry:

@@ -446,7 +446,7 @@ func TestBuiltinTable(t *testing.T) {
 	}
 	// Registry settings have keys without an image word: they are the
 	// only fast-path keys of the built-in tables.
-	if strings.Join(f.keys, ",") != "registry,hub" || strings.Join(f.schemes, ",") != "docker://,oci://" {
+	if strings.Join(f.keys, ",") != `registry:,registry :,'registry',"registry",hub:,hub :,'hub',"hub"` || strings.Join(f.schemes, ",") != "docker://,oci://" {
 		t.Errorf("keys %q, schemes %q", f.keys, f.schemes)
 	}
 }

@@ -66,6 +66,12 @@ func TestGoldenOperators(t *testing.T) {
 			}
 			assertOnlyReportedChanged(t, rw, in, out)
 
+			full, _ := New(cfg)
+			full.fullParse = true
+			if out3, err := full.RewriteBytes(in, name); err != nil || !bytes.Equal(out, out3) {
+				t.Errorf("fast path and full parse differ (%v):\n%s", err, out3)
+			}
+
 			again, _ := New(cfg)
 			if out2, err := again.RewriteBytes(out, name); err != nil || !bytes.Equal(out, out2) {
 				t.Errorf("not idempotent (%v):\n%s", err, out2)

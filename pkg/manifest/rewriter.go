@@ -660,7 +660,9 @@ func (rw *Rewriter) finish(ms []mapped, res *result) {
 //   - documents without a backslash escape that stands for other characters
 //     (hasEscape: "\x", "\u", "\U", "\/", an escaped line break), without any image word ("image", "Image", "IMAGE": image
 //     fields, the context of bare embedded references), configured leaf
-//     key or composite URL scheme ("oci://"), and without a run of
+//     key (registry settings: as a map key, "hub:"), composite URL scheme
+//     ("oci://") or kind whose absent fields matter (an Installation whose
+//     registry rehost adds, an operator's kind it warns about), and without a run of
 //     reference bytes that holds a registry host, a "/" and a tag or digest
 //     (an embedded reference that needs no context).
 //
