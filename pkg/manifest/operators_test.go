@@ -324,3 +324,27 @@ metadata: {name: kiali}
 		t.Errorf("message %q", m)
 	}
 }
+
+// TestFastPathOperators: documents of kinds whose absent fields matter are
+// parsed whatever they hold; other documents that merely name such a kind,
+// or hold "registry" or "hub" inside words, are not.
+func TestFastPathOperators(t *testing.T) {
+	rw := mustNew(t, rewrite.Config{})
+	for _, tt := range []struct {
+		doc  string
+		want bool
+	}{
+		{"apiVersion: operator.tigera.io/v1\nkind: Installation\nmetadata: {name: default}\n", true},
+		{"{\"apiVersion\": \"operator.tigera.io/v1\", \"kind\": \"Installation\"}\n", true},
+		{"apiVersion: v1\nkind: List\nitems:\n- apiVersion: operator.tigera.io/v1\n  kind: Installation\n", true},
+		{"apiVersion: kiali.io/v1alpha1\nkind: Kiali\nmetadata: {name: kiali}\n", true},
+		{"kind: Mesh\nspec:\n  hub: quay.io/istio\n", true},
+		{"kind: Mesh\nspec: {\"hub\": \"quay.io/istio\"}\n", true},
+		{"kind: ConfigMap\ndata: {rules: \"alert: PrometheusDown, Installation of Kiali\"}\n", false},
+		{"kind: ConfigMap\ndata: {a: \"see github.com and the registry docs\"}\n", false},
+	} {
+		if got := rw.mayHoldImages([]byte(tt.doc)); got != tt.want {
+			t.Errorf("mayHoldImages(%q) = %v, want %v", tt.doc, got, tt.want)
+		}
+	}
+}

@@ -671,7 +671,8 @@ func (rw *Rewriter) finish(ms []mapped, res *result) {
 // space, quotes, backslashes or control characters, none of which can be
 // part of an image word or a reference), so this never skips one.
 func (rw *Rewriter) mayHoldImages(data []byte) bool {
-	if topLevelKind(data) == crdKind {
+	kind := topLevelKind(data)
+	if kind == crdKind {
 		return false
 	}
 	if hasEscape(data) || hasImageWordBytes(data) {
@@ -687,8 +688,15 @@ func (rw *Rewriter) mayHoldImages(data []byte) bool {
 			return true
 		}
 	}
+	// A kind whose absent fields matter: by its kind line when there is
+	// one (a ConfigMap of Prometheus rules is not a Prometheus), else
+	// (JSON, a List) by its name anywhere.
 	for _, k := range rw.finder.kindWords {
-		if bytes.Contains(data, []byte(k)) {
+		if kind != "" && !strings.HasSuffix(kind, "List") {
+			if kind == k {
+				return true
+			}
+		} else if bytes.Contains(data, []byte(k)) {
 			return true
 		}
 	}
