@@ -21,6 +21,8 @@ type mappingFlags struct {
 	rewriteEmbedded bool
 	// noAddRegistry: --no-add-registry (config noAddRegistry).
 	noAddRegistry bool
+	// noNamedEmbedded: --no-named-embedded (config noNamedEmbedded).
+	noNamedEmbedded bool
 	// imagesFrom: --images-from, hand-kept image lists to read.
 	imagesFrom []string
 	// loaded is the config newRewriter built the Rewriter from.
@@ -34,7 +36,8 @@ func (f *mappingFlags) register(cmd *cobra.Command) {
 	fs.StringArrayVar(&f.exclude, "exclude", nil, "registry host or repository prefix to leave as written (repeatable)")
 	fs.StringVar(&f.pathStyle, "path-style", string(rewrite.PathStyleStrip), "target layout: strip (drop the source host) or nest (keep it as the first path component)")
 	fs.BoolVar(&f.skipInvalid, "skip-invalid", false, "warn about invalid image references and leave them as written instead of failing")
-	fs.BoolVar(&f.rewriteEmbedded, "rewrite-embedded", false, "also rewrite (and list) the image references embedded in args, command, env values, ConfigMap data and annotations")
+	fs.BoolVar(&f.rewriteEmbedded, "rewrite-embedded", false, "also rewrite (and list) the image references embedded in free text: ConfigMap data, annotations, other args and command words (the named ones, --*-image= and *_IMAGE, are by default)")
+	fs.BoolVar(&f.noNamedEmbedded, "no-named-embedded", false, "leave image references in image-named flags and env vars (--*-image=, *_IMAGE) as written and unlisted, like other embedded references")
 	fs.BoolVar(&f.noAddRegistry, "no-add-registry", false, "do not add absent registry settings of operators (tigera Installation spec.registry); report them")
 	fs.StringArrayVar(&f.imagesFrom, "images-from", nil, "also take the images of this hand-kept image list `FILE` (one reference a line, # comments; - for stdin; repeatable); files named imageList in input directories are read without it")
 }
@@ -64,6 +67,9 @@ func (f *mappingFlags) load(cmd *cobra.Command) (rewrite.Config, error) {
 	}
 	if fs.Changed("rewrite-embedded") {
 		c.RewriteEmbedded = f.rewriteEmbedded
+	}
+	if fs.Changed("no-named-embedded") {
+		c.NoNamedEmbedded = f.noNamedEmbedded
 	}
 	if fs.Changed("no-add-registry") {
 		c.NoAddRegistry = f.noAddRegistry

@@ -35,11 +35,13 @@ and --images-from FILE (in -o json their occurrences have "origin": "imageList")
 Operators that start images no manifest names (the tigera operator, Istio,
 Kiali, ...) get a warning unless an image list is given.
 
-Image references embedded in strings (container args and command, env values,
-ConfigMap data, annotations: --acme-http01-solver-image=quay.io/...) are always
-found; --embedded lists them after the images of image fields (in -o json their
-occurrences have "embedded": true). Without it, one line on stderr says how
-many were found and not listed.
+Image references embedded in strings are always found. Those whose flag or env
+var name says image (--acme-http01-solver-image=quay.io/..., *_IMAGE and
+RELATED_IMAGE_* env values, --prometheus-config-reloader=) are listed by default
+(in -o json their occurrences have "embedded": true and "named": true;
+--no-named-embedded leaves them out). The others, in free text (ConfigMap data,
+annotations, other args), are listed with --embedded, after the images of image
+fields; without it, one line on stderr says how many were found and not listed.
 
 PATH is as for "rehost rewrite".`,
 		Example: `  # The image list of a directory, for sealer.
@@ -87,7 +89,7 @@ PATH is as for "rehost rewrite".`,
 	mf.register(cmd)
 	hf.register(cmd)
 	cmd.Flags().StringVarP(&format, "output", "o", "text", "output format: text, json or mapping")
-	cmd.Flags().BoolVar(&embedded, "embedded", false, "also list the image references embedded in args, command, env values, ConfigMap data and annotations, after the others")
+	cmd.Flags().BoolVar(&embedded, "embedded", false, "also list the image references embedded in free text (ConfigMap data, annotations, other args), after the others")
 	return cmd
 }
 

@@ -31,8 +31,11 @@ func newRewriteCmd(s streams) *cobra.Command {
 write the result to stdout. Everything but the rewritten image values is kept
 byte for byte: comments, key order, quoting, JSON stays JSON.
 
-Image references embedded in strings (container args and command, env values,
-ConfigMap data, annotations) are found but left as written unless
+Image references embedded in strings whose flag or env var name says image
+(--*-image=VALUE, *_IMAGE and RELATED_IMAGE_* env values,
+--prometheus-config-reloader=) are rewritten in place and listed by default
+(--no-named-embedded leaves them as written). Those in free text (ConfigMap data,
+annotations, other args) are found but left as written unless
 --rewrite-embedded (config rewriteEmbedded: true) is given; one line on stderr
 says how many were left.
 

@@ -35,7 +35,7 @@ func TestResults(t *testing.T) {
 		// severity that matters for the case ("" to skip).
 		firstField string
 	}{
-		{name: "rewrite-config", info: 8, warning: 1, firstField: "spec.template.spec.containers[0].env[0].value"},
+		{name: "rewrite-config", info: 9, firstField: "spec.template.spec.containers[0].env[0].value"},
 		{name: "configmap-config", info: 2, firstField: "spec.template.spec.containers[1].image"},
 		{name: "no-function-config", info: 1},
 		{name: "skip-invalid", info: 1, warning: 3, firstField: "spec.template.spec.containers[0].image"},

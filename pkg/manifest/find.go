@@ -39,6 +39,14 @@ type Field struct {
 	// args and command, env values, ConfigMap data, annotations) rather
 	// than an image field.
 	Embedded bool
+	// Named marks an embedded reference whose name says image: the value
+	// of a container argument --*-image=VALUE (or of the argument after
+	// such a flag; also --prometheus-config-reloader), the whole value of
+	// an env var or name/value pair whose name says image (*_IMAGE,
+	// RELATED_IMAGE_*). Those are listed and rewritten by default; the
+	// other embedded references (free text: ConfigMap data, annotations,
+	// other arguments, words of a command line) only on request.
+	Named bool
 	// Rest is, for a split reference whose Value is its registry part,
 	// "/" and the repository part: a rewrite writes the target's
 	// repository name without Rest in place of Value.
@@ -884,7 +892,8 @@ func (w *walker) container(c *yaml.Node) {
 		if v == nil || !isString(v) {
 			continue
 		}
-		w.scan(v, hasImageWord(scalar(get(e, "name"))), "env", index(i), "value")
+		named := hasImageWord(scalar(get(e, "name")))
+		w.scanNamed(v, named, named, "env", index(i), "value")
 	}
 }
 
@@ -918,7 +927,7 @@ func (w *walker) pairs(n *yaml.Node, isMeta bool) {
 		if name := resolve(get(n, "name")); name != nil && isString(name) && hasImageWord(name.Value) {
 			for _, key := range []string{"value", "default"} {
 				if v := resolve(get(n, key)); v != nil && isString(v) {
-					w.scan(v, true, key)
+					w.scanNamed(v, true, true, key)
 				}
 			}
 		}
@@ -948,20 +957,30 @@ func (w *walker) pairs(n *yaml.Node, isMeta bool) {
 }
 
 // scanArg adds the embedded references of an argument of a command,
-// including the words of a shell command line.
+// including the words of a shell command line. ctx says the argument
+// before it is a flag that says image; a reference is named when it is
+// the value of a flag that says image, or the whole argument after one.
 func (w *walker) scanArg(n *yaml.Node, ctx bool, extra ...string) {
 	for _, t := range scanString(n.Value, ctx, true) {
 		f := w.field(n, extra...)
 		f.Value, f.At, f.Embedded = t.value, t.at, true
+		f.Named = t.flag != "" && flagSaysImage(t.flag) || t.whole && ctx
 		w.emb = append(w.emb, f)
 	}
 }
 
-// scan adds the embedded references of the string n.
+// scan adds the embedded references of the string n. named says the
+// string is the value of an env var or name/value pair whose name says
+// image: its whole value is then a named reference.
 func (w *walker) scan(n *yaml.Node, ctx bool, extra ...string) {
+	w.scanNamed(n, ctx, false, extra...)
+}
+
+func (w *walker) scanNamed(n *yaml.Node, ctx, named bool, extra ...string) {
 	for _, t := range scanString(n.Value, ctx, false) {
 		f := w.field(n, extra...)
 		f.Value, f.At, f.Embedded = t.value, t.at, true
+		f.Named = named && t.whole
 		w.emb = append(w.emb, f)
 	}
 }

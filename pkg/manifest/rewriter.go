@@ -66,6 +66,8 @@ type Rewriter struct {
 	// references besides being collected in emb: rewritten, or listed.
 	rewriteEmbedded, listEmbedded bool
 	emb, left                     rewrite.ImageSet
+	// namedEmbedded: named embedded references are listed and rewritten.
+	namedEmbedded bool
 	// noAddRegistry: absent registry settings are reported, not added.
 	noAddRegistry bool
 	settings      []Setting
@@ -117,7 +119,7 @@ func New(c rewrite.Config, opts ...Option) (*Rewriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	rw := &Rewriter{mapper: m, finder: f, skipInvalid: c.SkipInvalid, rewriteEmbedded: c.RewriteEmbedded, noAddRegistry: c.NoAddRegistry, warn: func(error) {}, workers: runtime.GOMAXPROCS(0)}
+	rw := &Rewriter{mapper: m, finder: f, skipInvalid: c.SkipInvalid, rewriteEmbedded: c.RewriteEmbedded, noAddRegistry: c.NoAddRegistry, namedEmbedded: !c.NoNamedEmbedded, warn: func(error) {}, workers: runtime.GOMAXPROCS(0)}
 	rw.emb.NoCollisions, rw.left.NoCollisions = true, true
 	for _, o := range opts {
 		o(rw)
@@ -514,7 +516,7 @@ func (rw *Rewriter) mapAll(fields, emb []Field, where func(Field) rewrite.Locati
 	ms := make([]mapped, 0, len(fields)+len(emb))
 	for _, f := range append(fields, emb...) {
 		loc := where(f)
-		loc.Embedded = f.Embedded
+		loc.Embedded, loc.Named = f.Embedded, f.Embedded && f.Named
 		if f.Registry {
 			rw.mapSetting(f, loc, &ms, &res)
 			continue
@@ -537,7 +539,8 @@ func (rw *Rewriter) mapAll(fields, emb []Field, where func(Field) rewrite.Locati
 		}
 		loc.Value = f.Value
 		mp := mapped{field: f, occ: rewrite.Occurrence{Mapping: m, Location: loc}}
-		if !f.Embedded || rw.rewriteEmbedded {
+		named := f.Embedded && f.Named && rw.namedEmbedded
+		if !f.Embedded || rw.rewriteEmbedded || named {
 			e := edit{node: f.Node, sub: !f.whole(), at: f.At, old: f.Value, embedded: f.Embedded}
 			switch {
 			case m.Action != rewrite.Rewritten:
@@ -561,6 +564,12 @@ func (rw *Rewriter) mapAll(fields, emb []Field, where func(Field) rewrite.Locati
 				e.value = m.Target.String()
 			}
 			mp.edit = &e
+		}
+		if named && !rw.rewriteEmbedded && !rw.listEmbedded && m.Source.Tag == "" && m.Source.Digest == "" {
+			// "--prometheus-default-base-image=quay.io/prometheus/prometheus":
+			// a repository its program adds the tag to.
+			mp.unlisted = true
+			res.warns = append(res.warns, &Error{Location: loc, Err: fmt.Errorf("embedded image reference %s has no tag or digest: rewritten, not listed (its program picks the tag); list the image in an imageList file so that it is mirrored", f.Value)})
 		}
 		if f.Incomplete != "" {
 			mp.unlisted = true
@@ -639,6 +648,9 @@ func (rw *Rewriter) mapSetting(f Field, loc rewrite.Location, ms *[]mapped, res 
 func (rw *Rewriter) finish(ms []mapped, res *result) {
 	for _, m := range ms {
 		if m.unlisted {
+			if m.field.Embedded {
+				res.emb = append(res.emb, m.occ)
+			}
 			continue
 		}
 		if !m.field.Embedded {

@@ -123,8 +123,15 @@ type Config struct {
 	// RewriteEmbedded also rewrites the image references embedded in
 	// string values (container args and command, env values, ConfigMap
 	// data, annotations), in place inside the string. They are always
-	// found and reported; by default they are left as written.
+	// found and reported; by default only the named ones (see
+	// NoNamedEmbedded) are rewritten, the others left as written.
 	RewriteEmbedded bool `yaml:"rewriteEmbedded,omitempty" json:"rewriteEmbedded,omitempty"`
+	// NoNamedEmbedded leaves named embedded references (the value of a
+	// container argument --*-image=, the whole value of an env var whose
+	// name says image: *_IMAGE, RELATED_IMAGE_*) as written and unlisted,
+	// like the other embedded references. By default they are listed and
+	// rewritten like image fields.
+	NoNamedEmbedded bool `yaml:"noNamedEmbedded,omitempty" json:"noNamedEmbedded,omitempty"`
 	// NoAddRegistry turns off adding registry settings that are absent
 	// (tigera's Installation.spec.registry): absent settings are then only
 	// reported.
