@@ -46,8 +46,11 @@ very reference "rehost rewrite" writes into the manifests (same --registry,
 --path-style, --exclude and --config), so manifests and registry agree.
 
 Inputs are those of "rehost images" (manifest files, directories, charts, "-"
-for stdin; no PATH means stdin), and/or --image-list FILE: one reference a
-line, "#" comments and blank lines allowed (a sealer imageList).
+for stdin; no PATH means stdin; files named imageList in directories are image
+lists), and/or --image-list FILE (or --images-from FILE): one reference a line,
+"#" comments and blank lines allowed (a sealer imageList). Like "rehost
+images", it says on stderr how many embedded references in free text it found
+and did not copy, and which operators start images no manifest names.
 
 Destinations:
   --registry REG            the private registry (HTTPS; --insecure allows plain

@@ -15,7 +15,7 @@ import (
 //     key, right below the line of its parent key (before the comments
 //     that head its first key), or in front of its first key when that
 //     key shares its line ("- name: x" in a list);
-//   - a flow map gets "key: value, " after its "{" (JSON: quoted);
+//   - a flow map gets ", key: value" after its last entry (JSON: quoted);
 //   - the document's root map gets the new keys at its end.
 //
 // Keys to add below the map ("spec", "registry") nest as the map's style
@@ -44,10 +44,16 @@ func insertion(data []byte, lines []int, e edit) (int, string, error) {
 		}
 		json := isJSON(data, m, off)
 		text := flowKeys(e.insert, e.value, json)
-		if len(m.Content) > 0 {
-			text += ", "
+		end := flowEnd(data, off)
+		if end < 0 {
+			return 0, "", fmt.Errorf("cannot add %s to the map at line %d: no '}' where it ends", strings.Join(e.insert, "."), m.Line)
 		}
-		return off + 1, text, nil
+		if len(m.Content) > 0 {
+			// After the last entry, before the white space that precedes "}".
+			end = len(bytes.TrimRight(data[:end], " \t\r\n"))
+			text = ", " + text
+		}
+		return end, text, nil
 	}
 	k0 := m.Content[0]
 	off0, err := offset(data, lines, k0.Line, k0.Column)
@@ -75,6 +81,52 @@ func insertion(data []byte, lines []int, e edit) (int, string, error) {
 		l--
 	}
 	return lines[l], blockKeys(e.insert, e.value, indent, nl, false), nil
+}
+
+// flowEnd returns the offset of the "}" that closes the flow map whose "{"
+// is at off, skipping nested collections and quoted strings; -1 when there
+// is none.
+func flowEnd(data []byte, off int) int {
+	depth := 0
+	for i := off; i < len(data); i++ {
+		switch data[i] {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				if data[i] != '}' {
+					return -1
+				}
+				return i
+			}
+		case '"':
+			for i++; i < len(data) && data[i] != '"'; i++ {
+				if data[i] == '\\' {
+					i++
+				}
+			}
+		case '\'':
+			for i++; i < len(data); i++ {
+				if data[i] == '\'' {
+					if i+1 < len(data) && data[i+1] == '\'' {
+						i++
+						continue
+					}
+					break
+				}
+			}
+		case '#':
+			// A comment runs to the end of the line (only after white space
+			// in YAML; "#" inside plain scalars is kept as is).
+			if i > 0 && (data[i-1] == ' ' || data[i-1] == '\t') {
+				for i < len(data) && data[i] != '\n' {
+					i++
+				}
+			}
+		}
+	}
+	return -1
 }
 
 // blockKeys is "key:\n  key: value\n" at indent; inline means the text

@@ -100,9 +100,16 @@ spec:
 			settings: []string{`spec.registry "sea.hub:5000/" -> "sea.hub:5000/" in-target`},
 		},
 		{
+			name:     "tigera Installation: JSON without a spec, a List, CRLF",
+			in:       "{\"apiVersion\": \"operator.tigera.io/v1\", \"kind\": \"Installation\", \"metadata\": {\"name\": \"c\"} }\n---\napiVersion: v1\nkind: List\nitems:\n- apiVersion: operator.tigera.io/v1\n  kind: Installation\n  metadata: {name: a}\n  spec:\n    variant: Calico\n- {apiVersion: operator.tigera.io/v1, kind: Installation, metadata: {name: b, annotations: {x: \"}#{\"}}}\n...\n---\r\napiVersion: operator.tigera.io/v1\r\nkind: Installation\r\nmetadata:\r\n  name: d\r\nspec:\r\n  variant: Calico\r\n",
+			repl: []string{`{"name": "c"} }`, `{"name": "c"}, "spec": {"registry": "sea.hub:5000/"} }`, "  spec:\n    variant", "  spec:\n    registry: sea.hub:5000/\n    variant",
+				`"}#{"}}}`, `"}#{"}}, spec: {registry: sea.hub:5000/}}`, "spec:\r\n", "spec:\r\n  registry: sea.hub:5000/\r\n"},
+			settings: []string{`items[0].spec.registry "" -> "sea.hub:5000/" added rewritten`, `items[1].spec.registry "" -> "sea.hub:5000/" added rewritten`, `spec.registry "" -> "sea.hub:5000/" added rewritten`, `spec.registry "" -> "sea.hub:5000/" added rewritten`},
+		},
+		{
 			name:     "tigera Installation: no spec, flow spec, JSON",
 			in:       "apiVersion: operator.tigera.io/v1\nkind: Installation\nmetadata:\n  name: a\n---\napiVersion: operator.tigera.io/v1\nkind: Installation\nmetadata: {name: b}\nspec: {variant: Calico}\n---\n{\"apiVersion\": \"operator.tigera.io/v1\", \"kind\": \"Installation\", \"metadata\": {\"name\": \"c\"}, \"spec\": {}}\n",
-			repl:     []string{"  name: a\n", "  name: a\nspec:\n  registry: sea.hub:5000/\n", "spec: {variant", "spec: {registry: sea.hub:5000/, variant", `"spec": {}`, `"spec": {"registry": "sea.hub:5000/"}`},
+			repl:     []string{"  name: a\n", "  name: a\nspec:\n  registry: sea.hub:5000/\n", "spec: {variant: Calico}", "spec: {variant: Calico, registry: sea.hub:5000/}", `"spec": {}`, `"spec": {"registry": "sea.hub:5000/"}`},
 			settings: []string{`spec.registry "" -> "sea.hub:5000/" added rewritten`, `spec.registry "" -> "sea.hub:5000/" added rewritten`, `spec.registry "" -> "sea.hub:5000/" added rewritten`},
 		},
 		{
