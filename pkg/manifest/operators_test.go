@@ -100,8 +100,8 @@ spec:
 			settings: []string{`spec.registry "sea.hub:5000/" -> "sea.hub:5000/" in-target`},
 		},
 		{
-			name:     "tigera Installation: JSON without a spec, a List, CRLF",
-			in:       "{\"apiVersion\": \"operator.tigera.io/v1\", \"kind\": \"Installation\", \"metadata\": {\"name\": \"c\"} }\n---\napiVersion: v1\nkind: List\nitems:\n- apiVersion: operator.tigera.io/v1\n  kind: Installation\n  metadata: {name: a}\n  spec:\n    variant: Calico\n- {apiVersion: operator.tigera.io/v1, kind: Installation, metadata: {name: b, annotations: {x: \"}#{\"}}}\n...\n---\r\napiVersion: operator.tigera.io/v1\r\nkind: Installation\r\nmetadata:\r\n  name: d\r\nspec:\r\n  variant: Calico\r\n",
+			name: "tigera Installation: JSON without a spec, a List, CRLF",
+			in:   "{\"apiVersion\": \"operator.tigera.io/v1\", \"kind\": \"Installation\", \"metadata\": {\"name\": \"c\"} }\n---\napiVersion: v1\nkind: List\nitems:\n- apiVersion: operator.tigera.io/v1\n  kind: Installation\n  metadata: {name: a}\n  spec:\n    variant: Calico\n- {apiVersion: operator.tigera.io/v1, kind: Installation, metadata: {name: b, annotations: {x: \"}#{\"}}}\n...\n---\r\napiVersion: operator.tigera.io/v1\r\nkind: Installation\r\nmetadata:\r\n  name: d\r\nspec:\r\n  variant: Calico\r\n",
 			repl: []string{`{"name": "c"} }`, `{"name": "c"}, "spec": {"registry": "sea.hub:5000/"} }`, "  spec:\n    variant", "  spec:\n    registry: sea.hub:5000/\n    variant",
 				`"}#{"}}}`, `"}#{"}}, spec: {registry: sea.hub:5000/}}`, "spec:\r\n", "spec:\r\n  registry: sea.hub:5000/\r\n"},
 			settings: []string{`items[0].spec.registry "" -> "sea.hub:5000/" added rewritten`, `items[1].spec.registry "" -> "sea.hub:5000/" added rewritten`, `spec.registry "" -> "sea.hub:5000/" added rewritten`, `spec.registry "" -> "sea.hub:5000/" added rewritten`},
