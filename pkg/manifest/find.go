@@ -743,6 +743,14 @@ func compositeID(m *yaml.Node, c composite) (id, why string) {
 func (w *walker) registry(n *yaml.Node, r registryEntry) {
 	leaf := r.path[len(r.path)-1].Key
 	w.atPartial(n, r.path[:len(r.path)-1], func(m *yaml.Node, missing []string) {
+		if m.Kind != yaml.MappingNode { // "spec:" null
+			if r.Add {
+				f := w.field(m)
+				f.Registry, f.Default = true, true
+				w.out = append(w.out, f)
+			}
+			return
+		}
 		if missing != nil {
 			if r.Add {
 				f := w.field(m)
@@ -778,10 +786,11 @@ func (w *walker) registry(n *yaml.Node, r registryEntry) {
 	})
 }
 
-// atPartial is at for a path of map keys that may stop short: fn gets
-// each map at p below n, with missing nil, or the deepest map reached
-// and the keys missing below it. A value that is not a map ends the
-// path without a call.
+// atPartial is at for a path that may stop short: fn gets each map at p
+// below n with missing nil; or, where a key is absent and no list follows,
+// the deepest map reached and the keys missing below it; or, where a key's
+// value is null ("spec:" with nothing), that null node and the keys below
+// it. Other values that are not maps end the path without a call.
 func (w *walker) atPartial(n *yaml.Node, p rewrite.FieldPath, fn func(m *yaml.Node, missing []string)) {
 	n = resolve(n)
 	if n == nil || n.Kind != yaml.MappingNode {
@@ -792,21 +801,24 @@ func (w *walker) atPartial(n *yaml.Node, p rewrite.FieldPath, fn func(m *yaml.No
 		return
 	}
 	v := get(n, p[0].Key)
-	if v == nil || p[0].Each {
-		if v == nil && !p[0].Each {
-			fn(n, pathSegments(p))
-			return
+	if v == nil || isEmpty(v) && resolve(v).Kind == yaml.ScalarNode && resolve(v).Tag == "!!null" {
+		for _, s := range p {
+			if s.Each {
+				return // nothing to add to a list that is not there
+			}
 		}
 		if v == nil {
-			return
+			fn(n, pathSegments(p))
+		} else {
+			w.push(p[0].Key)
+			fn(resolve(v), pathSegments(p[1:]))
+			w.pop(1)
 		}
+		return
 	}
 	w.push(p[0].Key)
 	defer w.pop(1)
 	if !p[0].Each {
-		if isEmpty(v) && resolve(v).Tag == "!!null" {
-			return // "spec:" with no value: not a map to add to
-		}
 		w.atPartial(v, p[1:], fn)
 		return
 	}

@@ -89,6 +89,11 @@ spec:
 			settings: []string{`spec.registry "quay.io/" -> "sea.hub:5000/quay.io/" rewritten`},
 		},
 		{
+			name:  "tigera Installation: a null spec or registry is reported, not guessed at",
+			in:    "apiVersion: operator.tigera.io/v1\nkind: Installation\nmetadata: {name: a}\nspec:\n---\napiVersion: operator.tigera.io/v1\nkind: Installation\nmetadata: {name: b}\nspec:\n  registry: null\n",
+			warns: []string{"in.yaml:4: Installation a: spec: registry setting not set: got null", "in.yaml:10: Installation b: spec.registry: registry setting not set: got null"},
+		},
+		{
 			name:     "tigera Installation: UseDefault and the empty string are the default: set",
 			in:       "apiVersion: operator.tigera.io/v1\nkind: Installation\nmetadata: {name: default}\nspec:\n  registry: UseDefault\n---\napiVersion: operator.tigera.io/v1\nkind: Installation\nmetadata: {name: b}\nspec:\n  registry: ''\n",
 			repl:     []string{"registry: UseDefault", "registry: sea.hub:5000/", "registry: ''", "registry: 'sea.hub:5000/'"},

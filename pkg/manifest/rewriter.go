@@ -589,7 +589,7 @@ func (rw *Rewriter) mapSetting(f Field, loc rewrite.Location, ms *[]mapped, res 
 	}
 	s.Location.Value = s.Source
 	if f.Default && f.Add == nil && !isString(f.Node) {
-		res.warns = append(res.warns, &Error{Location: loc, Err: fmt.Errorf("registry setting is %s, not set: write the registry, or remove the key and rehost adds it", describe(f.Node))})
+		res.warns = append(res.warns, &Error{Location: loc, Err: fmt.Errorf("registry setting not set: %s where a value or a map was expected; write the value, or remove the key and rehost adds it", describe(f.Node))})
 		return
 	}
 	if f.Default {
