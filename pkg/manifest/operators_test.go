@@ -1,7 +1,10 @@
 package manifest
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -359,4 +362,43 @@ func TestFastPathOperators(t *testing.T) {
 			t.Errorf("mayHoldImages(%q) = %v, want %v", tt.doc, got, tt.want)
 		}
 	}
+}
+
+// FuzzOperators asserts, for any input around operator kinds: no panic;
+// the output parses into as many documents as the input; rewriting it
+// again is a no-op; every added setting is in the output.
+func FuzzOperators(f *testing.F) {
+	seeds, _ := filepath.Glob(filepath.Join(operatorsGoldenDir, "*.yaml"))
+	for _, p := range seeds {
+		if data, err := os.ReadFile(p); err == nil {
+			f.Add(data)
+		}
+	}
+	f.Add([]byte("{\"apiVersion\": \"operator.tigera.io/v1\", \"kind\": \"Installation\", \"spec\": {\"variant\": \"Calico\"}}\n"))
+	f.Add([]byte("kind: List\nitems:\n- {apiVersion: operator.tigera.io/v1, kind: Installation, metadata: {name: b}}\n- apiVersion: operator.tigera.io/v1\n  kind: Installation\n  spec: # c\n    a: 1\n"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		rw, err := New(rewrite.Config{}, WithWorkers(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := rw.RewriteBytes(in, "in.yaml")
+		if err != nil {
+			return
+		}
+		if n, ok := countDocs(in); ok {
+			if m, ok := countDocs(out); !ok || m != n {
+				t.Fatalf("input parses into %d documents, output into %d (ok=%v):\n%q\n%q", n, m, ok, in, out)
+			}
+		}
+		again, _ := New(rewrite.Config{})
+		out2, err := again.RewriteBytes(out, "in.yaml")
+		if err != nil || !bytes.Equal(out, out2) {
+			t.Fatalf("not idempotent (%v):\nin:   %q\nout:  %q\nout2: %q", err, in, out, out2)
+		}
+		for _, s := range rw.Settings() {
+			if s.Added && !bytes.Contains(out, []byte(s.Target)) {
+				t.Fatalf("added %s not in the output:\n%q", s.Target, out)
+			}
+		}
+	})
 }
