@@ -90,6 +90,9 @@ the digests (never GET, to spare rate limits).`,
 			if err := f.validate(args); err != nil {
 				return err
 			}
+			if f.fromOCI != "" && len(mf.imagesFrom) > 0 {
+				return errors.New("--from-oci pushes a layout: it takes no --images-from")
+			}
 			rw, err := mf.newRewriter(cmd, s, manifest.WithFirstOccurrences())
 			if err != nil {
 				return err
