@@ -214,6 +214,16 @@ spec:
 			},
 		},
 		{
+			name: "configured split references: image + version, hub + tag",
+			cfg: rewrite.Config{ImageFields: []rewrite.ImageField{
+				{Group: "example.com", Kind: "Cache", Path: "spec", Type: rewrite.FieldSplit, Repository: "image", Tag: "version"},
+				{Group: "example.com", Kind: "Proxy", Path: "spec.proxy", Type: rewrite.FieldSplit, Repository: "hub", Tag: "tag"},
+			}},
+			in:     "apiVersion: example.com/v1\nkind: Cache\nmetadata: {name: a}\nspec:\n  image: redis\n  version: \"7.4\"\n---\napiVersion: example.com/v1\nkind: Proxy\nmetadata: {name: b}\nspec:\n  proxy: {hub: docker.io/envoyproxy/envoy, tag: v1.30.1}\n",
+			repl:   []string{"image: redis", "image: sea.hub:5000/library/redis", "hub: docker.io/envoyproxy", "hub: sea.hub:5000/envoyproxy"},
+			images: []string{"spec.image=docker.io/library/redis:7.4", "spec.proxy.hub=docker.io/envoyproxy/envoy:v1.30.1"},
+		},
+		{
 			name: "configured split reference: uncomposable parts are an error naming the field",
 			cfg: rewrite.Config{SkipInvalid: true, ImageFields: []rewrite.ImageField{
 				{Group: "example.com", Kind: "Db", Path: "spec.image", Type: rewrite.FieldSplit, Repository: "repository", Tag: "tag"},
