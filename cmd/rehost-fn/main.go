@@ -24,9 +24,15 @@ on stdout. Exit non-zero, with the error results on stderr, on any error
 
 The functionConfig is a RewriteConfig (apiVersion rehost.dev/v1alpha1, the same
 schema as "rehost rewrite --config") or a ConfigMap whose data holds registry,
-pathStyle, exclude (comma-separated), skipInvalid and imageList. With
+pathStyle, exclude (comma-separated), skipInvalid, noNamedEmbedded,
+noAddRegistry and imageList. With
 imageList: {configMapName: NAME} the function also adds (or updates) the
 ConfigMap NAME holding the sorted image list under data.imageList.
+
+Results: an info per rewritten image and per registry setting added (tigera's
+Installation spec.registry), a warning per operator that starts images no
+manifest names and one for the embedded references in free text left as
+written, as "rehost rewrite" prints them.
 
 Given files, it runs standalone: CONFIG is the functionConfig, FILE... (or - for
 stdin) the resources, and the rewritten resources are printed unwrapped.`

@@ -46,8 +46,11 @@ very reference "rehost rewrite" writes into the manifests (same --registry,
 --path-style, --exclude and --config), so manifests and registry agree.
 
 Inputs are those of "rehost images" (manifest files, directories, charts, "-"
-for stdin; no PATH means stdin), and/or --image-list FILE: one reference a
-line, "#" comments and blank lines allowed (a sealer imageList).
+for stdin; no PATH means stdin; files named imageList in directories are image
+lists), and/or --image-list FILE (or --images-from FILE): one reference a line,
+"#" comments and blank lines allowed (a sealer imageList). Like "rehost
+images", it says on stderr how many embedded references in free text it found
+and did not copy, and which operators start images no manifest names.
 
 Destinations:
   --registry REG            the private registry (HTTPS; --insecure allows plain
@@ -87,6 +90,9 @@ the digests (never GET, to spare rate limits).`,
 			if err := f.validate(args); err != nil {
 				return err
 			}
+			if f.fromOCI != "" && len(mf.imagesFrom) > 0 {
+				return errors.New("--from-oci pushes a layout: it takes no --images-from")
+			}
 			rw, err := mf.newRewriter(cmd, s, manifest.WithFirstOccurrences())
 			if err != nil {
 				return err
@@ -111,6 +117,8 @@ the digests (never GET, to spare rate limits).`,
 				if err := collectImages(rw, args, f.imageList, &hf, s); err != nil {
 					return err
 				}
+				reportEmbedded(s, rw, "copied", "rehost images --embedded lists them; copy them with --image-list")
+				reportOperators(s, rw)
 				jobs := mirror.Jobs(rw.Images())
 				if f.toOCI != "" {
 					if sum, err = m.Export(ctx, jobs, f.toOCI); err != nil {
@@ -221,9 +229,9 @@ func collectImages(rw *manifest.Rewriter, args []string, imageList string, hf *h
 		if err := readImageList(rw, imageList, s.in); err != nil {
 			return err
 		}
-		if len(args) == 0 {
-			return nil
-		}
+	}
+	if len(args) == 0 && rw.ImageLists() > 0 { // --image-list or --images-from, no PATH: no stdin
+		return nil
 	}
 	sts, err := openPaths(args, hf, rw, s)
 	if err != nil {
