@@ -51,7 +51,7 @@ func (discard) End(Summary)       {}
 //
 // with a line per attachment below its image:
 //
-//	  copied  signature quay.io/x/y:sha256-….sig -> sea.hub:5000/x/y:sha256-….sig (sha256:9f86d081884c)
+//	copied  signature quay.io/x/y:sha256-….sig -> sea.hub:5000/x/y:sha256-….sig (sha256:9f86d081884c)
 //
 // and a summary line at the end.
 func NewLineReporter(w io.Writer) Reporter { return &lineReporter{w: w} }
