@@ -222,6 +222,7 @@ func refusal(err error) bool {
 func (m *Mirror) tagIndex(ctx context.Context, rs *runState, repo name.Repository) (*tagIndex, string, error) {
 	l := rs.listing(repo.String())
 	l.once.Do(func() {
+		ctx := uncounted(ctx)
 		tags, err := m.puller.List(ctx, repo)
 		switch {
 		case err == nil:
@@ -258,11 +259,20 @@ func (m *Mirror) referrersAPI(host string) (api, known bool) {
 // known to lack the API, the tag list says whether the fallback tag exists,
 // so that an image without referrers costs no request.
 func (m *Mirror) referrers(ctx context.Context, repo name.Repository, h v1.Hash, ti *tagIndex) ([]v1.Descriptor, error) {
-	if api, known := m.referrersAPI(repo.RegistryStr()); known && !api && ti != nil {
+	api, known := m.referrersAPI(repo.RegistryStr())
+	if !known {
+		// One probe per registry at a time: the jobs running alongside
+		// wait for its answer instead of probing too.
+		mu, _ := m.probing.LoadOrStore(strings.ToLower(repo.RegistryStr()), &sync.Mutex{})
+		mu.(*sync.Mutex).Lock()
+		defer mu.(*sync.Mutex).Unlock()
+		api, known = m.referrersAPI(repo.RegistryStr())
+	}
+	if known && !api && ti != nil {
 		if !ti.fallback[tagPrefix(h)] {
 			return nil, nil
 		}
-		d, err := m.puller.Get(ctx, repo.Tag(tagPrefix(h)))
+		d, err := m.puller.Get(uncounted(ctx), repo.Tag(tagPrefix(h)))
 		if err != nil {
 			if refusal(err) {
 				return nil, nil
@@ -278,7 +288,7 @@ func (m *Mirror) referrers(ctx context.Context, repo name.Repository, h v1.Hash,
 		}
 		return subjectManifests(idx)
 	}
-	idx, err := remote.Referrers(repo.Digest(h.String()), remote.Reuse(m.puller), remote.WithContext(ctx))
+	idx, err := remote.Referrers(repo.Digest(h.String()), remote.Reuse(m.puller), remote.WithContext(uncounted(ctx)))
 	if err != nil {
 		if refusal(err) {
 			return nil, nil

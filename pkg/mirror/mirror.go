@@ -86,6 +86,7 @@ type Mirror struct {
 	pusher   *remote.Pusher
 	ledger   ledger
 	api      sync.Map // registry host -> serves the referrers API (bool)
+	probing  sync.Map // registry host -> *sync.Mutex held while probing the referrers API
 	notified sync.Map // loopback hosts reached over plain HTTP, noticed once
 
 	repMu sync.Mutex // serialises Reporter calls

@@ -166,6 +166,15 @@ func withCounter(ctx context.Context, c *counter) context.Context {
 	return context.WithValue(ctx, counterKey{}, c)
 }
 
+// uncounted is ctx for requests whose bytes are not the image's, such as
+// listing tags and referrers.
+func uncounted(ctx context.Context) context.Context {
+	if ctx.Value(counterKey{}) == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, counterKey{}, (*counter)(nil))
+}
+
 // countingTransport counts request bodies (uploads) and, for jobs that
 // download into a layout, response bodies. It also notes, per registry
 // host, whether the OCI 1.1 referrers API answered (go-containerregistry
