@@ -15,8 +15,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
@@ -133,7 +133,7 @@ func TestAttachmentsCosignTags(t *testing.T) {
 	app := src.host + "/team/app"
 	d := push(t, app+":1.0", randomImage(t, 256, 1))
 	other := push(t, app+":2.0", randomImage(t, 256, 1)) // not mirrored
-	want := map[string]string{}                           // tag -> digest
+	want := map[string]string{}                          // tag -> digest
 	for _, suffix := range []string{"sig", "att", "sbom", "custom"} {
 		want[fallbackTagOf(d)+"."+suffix] = tagAttach(t, app, d, suffix)
 	}
@@ -601,4 +601,3 @@ func TestAttachmentsRequestCost(t *testing.T) {
 		t.Errorf("looking for attachments added %d requests for %d images, want %d (a tag listing each, one referrers probe)", extra, images, images+2)
 	}
 }
-
