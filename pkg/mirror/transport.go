@@ -123,8 +123,9 @@ func (g plainGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	resp, err := g.inner.RoundTrip(req)
-	if err != nil && req.URL.Scheme == "https" && strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
-		return nil, &PlainHTTPError{Host: host, Err: err}
+	var rh tls.RecordHeaderError
+	if err != nil && req.URL.Scheme == "https" && errors.As(err, &rh) && string(rh.RecordHeader[:]) == "HTTP/" {
+		return nil, &PlainHTTPError{Host: host, Err: http.ErrSchemeMismatch}
 	}
 	return resp, err
 }
