@@ -454,23 +454,25 @@ func TestMirrorFailureExitStatus(t *testing.T) {
 
 // TestMirrorDryRunAndFlags needs no registry: a dry run makes no request.
 func TestMirrorDryRunAndFlags(t *testing.T) {
+	// Without attachments a dry run makes no request at all (listing
+	// attachments reads the sources). The plan goes to stdout, so that
+	// "> plan.txt" works; stderr keeps the summary.
 	list := []byte("# a sealer imageList\nnginx:1.25\n\nregistry.k8s.io/pause:3.9\nquay.io/skip/me:1\n")
-	out, errOut, err := runErr(list, rehostBin(), "mirror", "--image-list", "-", "--registry", "sea.hub:5000", "--exclude", "quay.io", "--dry-run", "--progress", "plain")
+	out, errOut, err := runErr(list, rehostBin(), "mirror", "--image-list", "-", "--registry", "sea.hub:5000", "--exclude", "quay.io", "--dry-run", "--attachments", "none", "--progress", "plain")
 	if err != nil {
 		t.Fatalf("dry run: %v\n%s", err, errOut)
 	}
-	if len(out) != 0 {
-		t.Errorf("a dry run without --pin wrote to stdout: %q", out)
-	}
 	want := "would copy docker.io/library/nginx:1.25 -> sea.hub:5000/library/nginx:1.25\n" +
-		"would copy registry.k8s.io/pause:3.9 -> sea.hub:5000/pause:3.9\n" +
-		"dry run: 2 images would be copied, 0 failed\n"
-	if string(errOut) != want {
+		"would copy registry.k8s.io/pause:3.9 -> sea.hub:5000/pause:3.9\n"
+	if string(out) != want {
+		t.Errorf("dry run stdout:\n%s\nwant:\n%s", out, want)
+	}
+	if want := "dry run: 2 images would be copied, 0 failed\n"; string(errOut) != want {
 		t.Errorf("dry run stderr:\n%s\nwant:\n%s", errOut, want)
 	}
-	out, errOut, _ = runErr(list, rehostBin(), "mirror", "--image-list", "-", "--to-oci", filepath.Join(t.TempDir(), "b"), "--dry-run", "--progress", "plain")
-	if !bytes.Contains(errOut, []byte("would copy docker.io/library/nginx:1.25 -> oci:")) {
-		t.Errorf("dry run to a layout:\n%s", errOut)
+	out, errOut, _ = runErr(list, rehostBin(), "mirror", "--image-list", "-", "--to-oci", filepath.Join(t.TempDir(), "b"), "--dry-run", "--attachments", "none", "--progress", "plain")
+	if !bytes.Contains(out, []byte("would copy docker.io/library/nginx:1.25 -> oci:")) {
+		t.Errorf("dry run to a layout: stdout\n%s\nstderr\n%s", out, errOut)
 	}
 
 	for _, c := range []struct {
@@ -479,13 +481,14 @@ func TestMirrorDryRunAndFlags(t *testing.T) {
 	}{
 		{[]string{"--progress", "fancy"}, "--progress fancy"},
 		{[]string{"--jobs", "0"}, "--jobs 0"},
+		{[]string{"--attachments", "some"}, "--attachments some: want all, signatures or none"},
 		{[]string{"--to-oci", "a", "--from-oci", "b"}, "exclude each other"},
 		{[]string{"--from-oci", "b", "x.yaml"}, "takes no PATH"},
 		{[]string{"--platform", "/amd64", "--image-list", "-"}, "--platform"},
 		{[]string{"--ca-file", "/nonexistent/ca.pem", "--image-list", "-"}, "--ca-file"},
 		{[]string{"--image-list", "-"}, "<stdin>:2"},
 	} {
-		_, errOut, err := runErr([]byte("nginx:1.25\nUPPER/case:1\n"), rehostBin(), append([]string{"mirror", "--dry-run"}, c.args...)...)
+		_, errOut, err := runErr([]byte("nginx:1.25\nUPPER/case:1\n"), rehostBin(), append([]string{"mirror", "--dry-run", "--attachments", "none"}, c.args...)...)
 		if err == nil || !bytes.Contains(errOut, []byte(c.want)) {
 			t.Errorf("rehost mirror %v: err %v, stderr %q; want an error mentioning %q", c.args, err, errOut, c.want)
 		}
