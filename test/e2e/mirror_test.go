@@ -2,7 +2,15 @@ package e2e
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -44,10 +52,17 @@ func (s *syncBuffer) String() string {
 // startRegistry runs the CNCF distribution registry on a free 127.0.0.1
 // port with filesystem storage in a temporary directory, and stops it by
 // its PID when the test ends. It returns "127.0.0.1:PORT".
-func startRegistry(t *testing.T) string {
+func startRegistry(t *testing.T) string { return startRegistryOn(t, "127.0.0.1", nil) }
+
+// registryTLS is a certificate and key for a registry, in PEM.
+type registryTLS struct{ certPEM, keyPEM []byte }
+
+// startRegistryOn runs the registry on a free port of ip, over TLS when
+// tlsc is given.
+func startRegistryOn(t *testing.T, ip string, tlsc *registryTLS) string {
 	t.Helper()
 	bin := needTool(t, "registry")
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := net.Listen("tcp", ip+":0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,6 +81,22 @@ storage:
 http:
   addr: %s
 `, filepath.Join(dir, "data"), host)
+	client := http.DefaultClient
+	scheme := "http"
+	if tlsc != nil {
+		cert, key := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+		if err := os.WriteFile(cert, tlsc.certPEM, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(key, tlsc.keyPEM, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		yaml += fmt.Sprintf("  tls:\n    certificate: %s\n    key: %s\n", cert, key)
+		pool := x509.NewCertPool()
+		pool.AppendCertsFromPEM(tlsc.certPEM)
+		client = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+		scheme = "https"
+	}
 	if err := os.WriteFile(config, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +119,7 @@ http:
 	})
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		resp, err := http.Get("http://" + host + "/v2/")
+		resp, err := client.Get(scheme + "://" + host + "/v2/")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -99,6 +130,38 @@ http:
 			t.Fatalf("registry on %s did not start: %v\n%s", host, err, log.String())
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// selfSigned makes a self-signed certificate for 127.0.0.1.
+func selfSigned(t *testing.T) *registryTLS {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "rehost e2e registry"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &registryTLS{
+		certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		keyPEM:  pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}),
 	}
 }
 
@@ -492,5 +555,95 @@ func TestMirrorDryRunAndFlags(t *testing.T) {
 		if err == nil || !bytes.Contains(errOut, []byte(c.want)) {
 			t.Errorf("rehost mirror %v: err %v, stderr %q; want an error mentioning %q", c.args, err, errOut, c.want)
 		}
+	}
+}
+
+// TestMirrorTLSRule: TLS is required for every registry unless --insecure
+// (target) or --insecure-source names it; loopback keeps plain HTTP with a
+// one-line notice. A plain registry on 127.0.0.2 stands in for a private
+// address.
+func TestMirrorTLSRule(t *testing.T) {
+	src := startRegistry(t) // plain HTTP on 127.0.0.1
+	cert := selfSigned(t)
+	secure := startRegistryOn(t, "127.0.0.1", cert)
+	if l, err := net.Listen("tcp", "127.0.0.2:0"); err != nil {
+		t.Skipf("no 127.0.0.2 on this machine: %v", err)
+	} else {
+		l.Close()
+	}
+	other := startRegistryOn(t, "127.0.0.2", nil)
+	img, err := random.Image(1024, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest := seed(t, src+"/team/app:1", img)
+	list := []byte(src + "/team/app:1\n")
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, cert.certPEM, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	notice := "notice: " + src + " is reached over plain HTTP"
+
+	// TLS target with its CA: copied; the plain loopback source gets one
+	// notice, the TLS target none.
+	_, errOut, err := runErr(list, rehostBin(), "mirror", "--image-list", "-", "--registry", secure, "--ca-file", ca, "--progress", "plain")
+	if err != nil {
+		t.Fatalf("TLS target: %v\n%s", err, errOut)
+	}
+	if n := strings.Count(string(errOut), notice); n != 1 {
+		t.Errorf("%d notices for the plain loopback source, want 1:\n%s", n, errOut)
+	}
+	if strings.Contains(string(errOut), "notice: "+secure) {
+		t.Errorf("notice for the TLS registry:\n%s", errOut)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(cert.certPEM)
+	r, _ := name.ParseReference(secure + "/team/app:1")
+	if d, err := remote.Head(r, remote.WithTransport(&http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}})); err != nil || d.Digest.String() != digest {
+		t.Errorf("TLS target: %v, %v; want %s", d, err, digest)
+	}
+	// Without the CA: the certificate is not trusted.
+	_, errOut, err = runErr(list, rehostBin(), "mirror", "--image-list", "-", "--registry", secure, "--progress", "plain")
+	if err == nil || !bytes.Contains(errOut, []byte("certificate")) {
+		t.Errorf("TLS target without --ca-file: %v\n%s", err, errOut)
+	}
+
+	// A plain registry that is not loopback-by-name: refused, with the fix.
+	_, errOut, err = runErr(list, rehostBin(), "mirror", "--image-list", "-", "--registry", other, "--progress", "plain")
+	if err == nil {
+		t.Fatalf("plain HTTP to %s without --insecure succeeded:\n%s", other, errOut)
+	}
+	for _, want := range []string{other + " speaks plain HTTP", "--insecure"} {
+		if !bytes.Contains(errOut, []byte(want)) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	plainDigest := func(ref string) string {
+		r, err := name.ParseReference(ref, name.Insecure)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := remote.Head(r)
+		if err != nil {
+			return ""
+		}
+		return d.Digest.String()
+	}
+	if plainDigest(other+"/team/app:1") != "" {
+		t.Error("the image reached the plain registry")
+	}
+	_, errOut, err = runErr(list, rehostBin(), "mirror", "--image-list", "-", "--registry", other, "--insecure", "--progress", "plain")
+	if err != nil || plainDigest(other+"/team/app:1") != digest {
+		t.Errorf("--insecure: %v\n%s", err, errOut)
+	}
+	// As a source, --insecure-source names it.
+	list2 := []byte(other + "/team/app:1\n")
+	_, errOut, err = runErr(list2, rehostBin(), "mirror", "--image-list", "-", "--registry", src+"/back", "--progress", "plain")
+	if err == nil || !bytes.Contains(errOut, []byte("--insecure-source "+other)) {
+		t.Errorf("plain source without --insecure-source: %v\n%s", err, errOut)
+	}
+	_, errOut, err = runErr(list2, rehostBin(), "mirror", "--image-list", "-", "--registry", src+"/back", "--insecure-source", other, "--progress", "plain")
+	if err != nil || digestOf(t, src+"/back/team/app:1") != digest {
+		t.Errorf("--insecure-source: %v\n%s", err, errOut)
 	}
 }
