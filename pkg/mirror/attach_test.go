@@ -3,6 +3,7 @@ package mirror
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -601,3 +602,50 @@ func TestAttachmentsRequestCost(t *testing.T) {
 		t.Errorf("looking for attachments added %d requests for %d images, want %d (a tag listing each, one referrers probe)", extra, images, images+2)
 	}
 }
+
+// TestAttachmentsBundleKind: cosign's fallback tag lists its sigstore
+// bundles without their annotations; whether a bundle signs or attests is
+// read from its manifest, so that AttachmentsSignatures keeps the
+// signature and leaves the attestation.
+func TestAttachmentsBundleKind(t *testing.T) {
+	src, dst := newTestRegistry(t), newTestRegistry(t)
+	app := src.host + "/team/app"
+	d := push(t, app+":1.0", randomImage(t, 256, 1))
+	sig := referrer(t, app, d, bundleType, map[string]string{sigstorePredicateType: cosignSignPredicate, sigstoreBundleContent: "dsse-envelope"})
+	att := referrer(t, app, d, bundleType, map[string]string{sigstorePredicateType: "https://slsa.dev/provenance/v1", sigstoreBundleContent: "dsse-envelope"})
+	// Rewrite the fallback tag as cosign writes it: artifact types, no
+	// annotations.
+	var descs []v1.Descriptor
+	for _, r := range []string{sig, att} {
+		h, _ := v1.NewHash(r)
+		descs = append(descs, v1.Descriptor{MediaType: types.OCIManifestSchema1, Digest: h, Size: int64(len(rawManifest(t, app+"@"+r))), ArtifactType: bundleType})
+	}
+	raw, _ := json.Marshal(v1.IndexManifest{SchemaVersion: 2, MediaType: types.OCIImageIndex, Manifests: descs})
+	tag, _ := name.NewTag(app + ":" + fallbackTagOf(d))
+	if err := remote.Put(tag, rawIndex(raw)); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(rawManifest(t, tag.String())), "annotations") {
+		t.Fatal("the fallback tag still has annotations")
+	}
+
+	s := newMirror(t, Options{Attachments: AttachmentsSignatures}).Copy(context.Background(), []Job{{Source: app + ":1.0", Target: dst.host + "/team/app:1.0"}})
+	if err := s.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if s.Attachments != (Counts{Copied: 1}) {
+		t.Fatalf("attachments %+v, want the signature only", s.Attachments)
+	}
+	if a := attachmentsBy(s)[app+"@"+sig]; a.Kind != Signature || a.Status != Copied {
+		t.Errorf("signature bundle reported as %+v", a)
+	}
+	if got := referrersOf(t, dst.host+"/team/app", d); len(got) != 1 || got[0] != sig {
+		t.Errorf("target referrers %v, want the signature %s only", got, sig)
+	}
+}
+
+// rawIndex is an index manifest pushed as it is.
+type rawIndex []byte
+
+func (r rawIndex) RawManifest() ([]byte, error)        { return r, nil }
+func (r rawIndex) MediaType() (types.MediaType, error) { return types.OCIImageIndex, nil }

@@ -3,9 +3,11 @@ package mirror
 import (
 	"context"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -600,6 +602,7 @@ func (m *Mirror) narrow(j Job, a artifact) (out artifact, before *v1.Hash, err e
 type registryOrigin struct {
 	m   *Mirror
 	ref ref
+	pre *remote.Descriptor // the manifest, when already fetched
 }
 
 func (o registryOrigin) digest(ctx context.Context) (v1.Hash, error) {
@@ -622,6 +625,9 @@ func (o registryOrigin) describe(ctx context.Context) (v1.Descriptor, error) {
 }
 
 func (o registryOrigin) get(ctx context.Context) (artifact, error) {
+	if o.pre != nil {
+		return descriptorArtifact(o.pre)
+	}
 	d, err := o.m.puller.Get(ctx, o.ref.read())
 	if err != nil {
 		return artifact{}, err
@@ -675,10 +681,34 @@ func (o registryOrigin) attachments(ctx context.Context, rs *runState, h v1.Hash
 	}
 	for _, d := range ds {
 		d := d
+		org := registryOrigin{m: o.m, ref: ref{repo: repo, digest: d.Digest.String()}}
+		if strings.HasPrefix(strings.ToLower(d.ArtifactType), sigstoreBundlePrefix) && d.Annotations[sigstorePredicateType] == "" {
+			// A sigstore bundle signs or attests; only its manifest's
+			// annotations say which (the fallback tag cosign writes
+			// leaves them out). The manifest is kept for the copy.
+			rd, err := o.m.puller.Get(ctx, org.ref.read())
+			if err != nil {
+				return nil, "", fmt.Errorf("reading the referrer %s@%s: %w", repo, d.Digest, err)
+			}
+			var mf struct {
+				Annotations map[string]string `json:"annotations"`
+			}
+			if json.Unmarshal(rd.Manifest, &mf) == nil && len(mf.Annotations) > 0 {
+				ann := map[string]string{}
+				for k, v := range d.Annotations {
+					ann[k] = v
+				}
+				for k, v := range mf.Annotations {
+					ann[k] = v
+				}
+				d.Annotations = ann
+			}
+			org.pre = rd
+		}
 		out = append(out, found{
 			kind: kindOfReferrer(d), subject: h, desc: &d,
 			src:    repo.String() + "@" + d.Digest.String(),
-			origin: registryOrigin{m: o.m, ref: ref{repo: repo, digest: d.Digest.String()}},
+			origin: org,
 		})
 	}
 	return out, warn, nil
