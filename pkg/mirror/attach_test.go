@@ -649,3 +649,51 @@ type rawIndex []byte
 
 func (r rawIndex) RawManifest() ([]byte, error)        { return r, nil }
 func (r rawIndex) MediaType() (types.MediaType, error) { return types.OCIImageIndex, nil }
+
+func TestKinds(t *testing.T) {
+	for _, c := range []struct {
+		d    v1.Descriptor
+		want AttachmentKind
+	}{
+		{v1.Descriptor{ArtifactType: bundleType, Annotations: map[string]string{sigstorePredicateType: cosignSignPredicate}}, Signature},
+		{v1.Descriptor{ArtifactType: bundleType, Annotations: map[string]string{sigstoreBundleContent: "message-signature"}}, Signature},
+		{v1.Descriptor{ArtifactType: bundleType, Annotations: map[string]string{sigstorePredicateType: "https://slsa.dev/provenance/v1"}}, Attestation},
+		{v1.Descriptor{ArtifactType: bundleType, Annotations: map[string]string{sigstorePredicateType: "https://cyclonedx.org/bom"}}, SBOM},
+		{v1.Descriptor{ArtifactType: bundleType}, Attestation},
+		{v1.Descriptor{ArtifactType: notarySignature}, Signature},
+		{v1.Descriptor{ArtifactType: "application/vnd.dev.cosign.artifact.sig.v1+json"}, Signature},
+		{v1.Descriptor{ArtifactType: spdxType}, SBOM},
+		{v1.Descriptor{ArtifactType: "application/vnd.cyclonedx+json"}, SBOM},
+		{v1.Descriptor{ArtifactType: "application/vnd.in-toto+json"}, Attestation},
+		{v1.Descriptor{ArtifactType: "application/vnd.example.thing"}, Artifact},
+		{v1.Descriptor{}, Artifact},
+	} {
+		if got := kindOfReferrer(c.d); got != c.want {
+			t.Errorf("kindOfReferrer(%s %v) = %s, want %s", c.d.ArtifactType, c.d.Annotations, got, c.want)
+		}
+	}
+	for suffix, want := range map[string]AttachmentKind{"sig": Signature, "att": Attestation, "sbom": SBOM, "vex": Artifact} {
+		if got := kindOfTag(suffix); got != want {
+			t.Errorf("kindOfTag(%s) = %s, want %s", suffix, got, want)
+		}
+	}
+	hex := strings.Repeat("ab", 32)
+	ti := newTagIndex([]string{"1.0", "latest", "sha256-" + hex, "sha256-" + hex + ".sig", "sha256-" + hex + ".att", "sha256-" + hex + ".", "sha256-nothex.sig", "sha256-" + hex[:10] + ".sig", "sha512-" + hex + ".sig"})
+	if !ti.fallback["sha256-"+hex] || len(ti.fallback) != 1 {
+		t.Errorf("fallback tags %v", ti.fallback)
+	}
+	if got := strings.Join(ti.suffixes["sha256-"+hex], ","); got != "sig,att" || len(ti.suffixes) != 1 {
+		t.Errorf("cosign suffixes %v", ti.suffixes)
+	}
+	for _, s := range []string{"all", "signatures", "none"} {
+		if a, err := ParseAttachments(s); err != nil || string(a) != s {
+			t.Errorf("ParseAttachments(%q) = %q, %v", s, a, err)
+		}
+	}
+	if _, err := ParseAttachments("sigs"); err == nil {
+		t.Error("ParseAttachments accepted sigs")
+	}
+	if _, err := New(Options{Attachments: "some"}); err == nil {
+		t.Error("New accepted Attachments some")
+	}
+}
