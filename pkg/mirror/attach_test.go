@@ -568,6 +568,27 @@ func TestAttachmentsLayoutRoundTrip(t *testing.T) {
 			}
 		})
 	}
+
+	// Attachments whose image left the layout are named, not pushed.
+	p, err = layout.FromPath(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.RemoveDescriptors(func(desc v1.Descriptor) bool { return desc.Digest.String() == d }); err != nil {
+		t.Fatal(err)
+	}
+	dst := newTestRegistry(t)
+	ev := &events{}
+	s, err = newMirror(t, Options{Reporter: ev}).Import(context.Background(), dir, mapper(t, rewrite.Config{Registry: dst.host}))
+	if err != nil || len(s.Results) != 0 || s.Err() != nil {
+		t.Fatalf("import without the image: %d results, %v, %v", len(s.Results), err, s.Err())
+	}
+	if n := strings.Count(strings.Join(ev.warnings, "\n"), "not pushed: this "); n != 4 {
+		t.Errorf("%d warnings about orphaned attachments, want 4: %q", n, ev.warnings)
+	}
+	if n := dst.count(http.MethodPut, "."); n != 0 {
+		t.Errorf("%d PUT requests for orphaned attachments", n)
+	}
 }
 
 // TestAttachmentsRequestCost: looking for attachments of images that have

@@ -140,7 +140,50 @@ func (m *Mirror) Import(ctx context.Context, dir string, mapper *rewrite.Mapper)
 		}
 		tasks = append(tasks, t)
 	}
+	if m.opts.Attachments != AttachmentsNone {
+		notices = append(notices, orphans(ii, im.Manifests, tasks)...)
+	}
 	return m.run(ctx, tasks, notices...), nil
+}
+
+// orphans are notices for the attachments of a layout that no image of it
+// leads to (their image was removed from index.json): they are not pushed.
+func orphans(ii v1.ImageIndex, all []v1.Descriptor, tasks []task) []notice {
+	reached := map[string]bool{} // repo@digest
+	for _, t := range tasks {
+		o, ok := t.origin.(layoutOrigin)
+		if !ok || t.err != nil {
+			continue
+		}
+		reached[o.repo+"@"+o.desc.Digest.String()] = true
+		if o.desc.MediaType.IsIndex() {
+			if idx, err := ii.ImageIndex(o.desc.Digest); err == nil {
+				if im, err := idx.IndexManifest(); err == nil {
+					for _, c := range im.Manifests {
+						reached[o.repo+"@"+c.Digest.String()] = true
+					}
+				}
+			}
+		}
+	}
+	for grew := true; grew; {
+		grew = false
+		for _, d := range all {
+			repo := repoOf(d.Annotations[AnnotationSource])
+			if d.Annotations[AnnotationAttachment] != "" && reached[repo+"@"+d.Annotations[AnnotationSubject]] && !reached[repo+"@"+d.Digest.String()] {
+				reached[repo+"@"+d.Digest.String()] = true
+				grew = true
+			}
+		}
+	}
+	var out []notice
+	for _, d := range all {
+		src := d.Annotations[AnnotationSource]
+		if d.Annotations[AnnotationAttachment] != "" && !reached[repoOf(src)+"@"+d.Digest.String()] {
+			out = append(out, notice{Job{Source: src}, fmt.Sprintf("not pushed: this %s is attached to %s, which is not an image of the layout", d.Annotations[AnnotationAttachment], d.Annotations[AnnotationSubject])})
+		}
+	}
+	return out
 }
 
 // layoutSource is the source reference recorded on a layout descriptor.

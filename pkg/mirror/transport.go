@@ -98,9 +98,9 @@ type PlainHTTPError struct {
 
 func (e *PlainHTTPError) Error() string {
 	if e.Err != nil {
-		return fmt.Sprintf("%v: registry %s speaks plain HTTP, which is used only for hosts named insecure (rehost mirror --insecure, --insecure-source %s)", e.Err, e.Host, e.Host)
+		return fmt.Sprintf("%v: registry %s speaks plain HTTP, which is used only for hosts named insecure (Options.Insecure; rehost mirror: --insecure for the target, --insecure-source %s for a source)", e.Err, e.Host, e.Host)
 	}
-	return fmt.Sprintf("plain HTTP to %s refused: TLS is required unless the host is named insecure (rehost mirror --insecure, --insecure-source %s)", e.Host, e.Host)
+	return fmt.Sprintf("plain HTTP to %s refused: TLS is required unless the host is named insecure (Options.Insecure; rehost mirror: --insecure for the target, --insecure-source %s for a source)", e.Host, e.Host)
 }
 
 func (e *PlainHTTPError) Unwrap() error { return e.Err }
