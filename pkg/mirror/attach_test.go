@@ -718,3 +718,23 @@ func TestKinds(t *testing.T) {
 		t.Error("New accepted Attachments some")
 	}
 }
+
+// TestAttachmentRefSpelling: attachments are named as rehost spells their
+// image's repository (docker.io, not go-containerregistry's
+// index.docker.io), so that a layout's attachments match their image on
+// import.
+func TestAttachmentRefSpelling(t *testing.T) {
+	r, err := parseRef("docker.io/library/nginx:1.25", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.at("sha256-abc.sig", "").String(); got != "docker.io/library/nginx:sha256-abc.sig" {
+		t.Errorf("cosign tag reference %q", got)
+	}
+	if got := r.at("", "sha256:"+strings.Repeat("a", 64)).String(); got != "docker.io/library/nginx@sha256:"+strings.Repeat("a", 64) {
+		t.Errorf("referrer reference %q", got)
+	}
+	if repoOf(r.at("sha256-abc.sig", "").String()) != repoOf("docker.io/library/nginx:1.25") {
+		t.Error("an attachment's repository differs from its image's")
+	}
+}

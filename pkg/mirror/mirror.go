@@ -668,10 +668,10 @@ func (o registryOrigin) attachments(ctx context.Context, rs *runState, h v1.Hash
 	if ti != nil {
 		for _, suffix := range ti.suffixes[tagPrefix(h)] {
 			tag := tagPrefix(h) + "." + suffix
+			r := o.ref.at(tag, "")
 			out = append(out, found{
 				kind: kindOfTag(suffix), subject: h, tag: tag,
-				src:    repo.String() + ":" + tag,
-				origin: registryOrigin{m: o.m, ref: ref{repo: repo, tag: tag}},
+				src: r.String(), origin: registryOrigin{m: o.m, ref: r},
 			})
 		}
 	}
@@ -681,7 +681,7 @@ func (o registryOrigin) attachments(ctx context.Context, rs *runState, h v1.Hash
 	}
 	for _, d := range ds {
 		d := d
-		org := registryOrigin{m: o.m, ref: ref{repo: repo, digest: d.Digest.String()}}
+		org := registryOrigin{m: o.m, ref: o.ref.at("", d.Digest.String())}
 		if strings.HasPrefix(strings.ToLower(d.ArtifactType), sigstoreBundlePrefix) && d.Annotations[sigstorePredicateType] == "" {
 			// A sigstore bundle signs or attests; only its manifest's
 			// annotations say which (the fallback tag cosign writes
@@ -707,8 +707,7 @@ func (o registryOrigin) attachments(ctx context.Context, rs *runState, h v1.Hash
 		}
 		out = append(out, found{
 			kind: kindOfReferrer(d), subject: h, desc: &d,
-			src:    repo.String() + "@" + d.Digest.String(),
-			origin: org,
+			src: org.ref.String(), origin: org,
 		})
 	}
 	return out, warn, nil
@@ -762,13 +761,11 @@ func (t registryTarget) indexOf(ctx context.Context, _ item, h v1.Hash) (v1.Imag
 // (cosign) or digest (referrer): go-containerregistry then maintains the
 // referrers tag schema where the registry lacks the referrers API.
 func (t registryTarget) attached(_ Job, f found) (target, string, string, error) {
-	r := ref{repo: t.ref.repo, tag: f.tag}
-	s := t.ref.repo.String() + ":" + f.tag
+	r := t.ref.at(f.tag, "")
 	if f.referrer() {
-		r = ref{repo: t.ref.repo, digest: f.desc.Digest.String()}
-		s = t.ref.repo.String() + "@" + r.digest
+		r = t.ref.at("", f.desc.Digest.String())
 	}
-	return registryTarget{m: t.m, ref: r}, s, s, nil
+	return registryTarget{m: t.m, ref: r}, r.String(), r.String(), nil
 }
 
 func (t registryTarget) put(ctx context.Context, _ item, a artifact) error {
