@@ -93,12 +93,13 @@ func (Processor) Process(rl *framework.ResourceList) error {
 	}
 
 	if cfg.ImageList != nil {
-		cm, err := setImageList(&rl.Items, cfg.ImageList.ConfigMapName, rw.ToCache())
+		list := pulledFromTarget(rw.Images())
+		cm, err := setImageList(&rl.Items, cfg.ImageList.ConfigMapName, list)
 		if err != nil {
 			return fail(rl, framework.Results{{Message: fmt.Sprintf("image list ConfigMap %s: %v", cfg.ImageList.ConfigMapName, err), Severity: framework.Error}})
 		}
 		rl.Results = append(rl.Results, &framework.Result{
-			Message:     fmt.Sprintf("image list written to data.%s: %d images", ImageListKey, len(rw.ToCache())),
+			Message:     fmt.Sprintf("image list written to data.%s: %d images", ImageListKey, len(list)),
 			Severity:    framework.Info,
 			ResourceRef: ref(cm),
 		})
@@ -233,4 +234,19 @@ func locationRef(l rewrite.Location) *yaml.ResourceIdentifier {
 		TypeMeta: yaml.TypeMeta{Kind: l.Kind},
 		NameMeta: yaml.NameMeta{Name: l.Name, Namespace: l.Namespace},
 	}
+}
+
+// pulledFromTarget returns the images the cluster pulls from the target
+// registry: those that move there (rehost images lists them) and those
+// there already, so that a second run over the function's own output,
+// whose images are all in the target, keeps the list. Excluded images
+// stay where they are and are not in it.
+func pulledFromTarget(images []rewrite.Image) []string {
+	var out []string
+	for _, img := range images {
+		if img.Action != rewrite.Excluded {
+			out = append(out, img.Source)
+		}
+	}
+	return out
 }

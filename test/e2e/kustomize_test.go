@@ -20,8 +20,8 @@ var (
 		"sea.hub:5000/library/postgres:16.4",
 		"sea.hub:5000/prometheus/nginx-exporter:0.11.0",
 	}
-	kzExampleImageList = `docker.io/library/busybox:1.36
-docker.io/library/nginx:1.27.3
+	// The images to cache: busybox is excluded in rehost.yaml.
+	kzExampleImageList = `docker.io/library/nginx:1.27.3
 docker.io/library/postgres:16.4
 ghcr.io/acme/shop-report:2.4.1
 quay.io/prometheus/nginx-exporter:0.11.0
