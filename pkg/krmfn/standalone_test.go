@@ -1,0 +1,61 @@
+package krmfn_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/rehost/rehost/pkg/krmfn"
+	"sigs.k8s.io/kustomize/kyaml/fn/framework"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
+)
+
+// TestStandaloneInputs: each input is a stream of its own; a second input
+// without a leading "---" keeps its resources (and images) apart from the
+// first input's last document. Results name the input; the output carries
+// no annotation Standalone added.
+func TestStandaloneInputs(t *testing.T) {
+	a := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  containers:\n  - name: main\n    image: nginx:1.25\n"
+	b := "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: b\nspec:\n  template:\n    spec:\n      containers:\n      - name: main\n        image: quay.io/team/b:2\n"
+	var out bytes.Buffer
+	res, err := krmfn.Standalone(nil, []krmfn.Input{{Name: "a.yaml", Reader: strings.NewReader(a)}, {Name: "b.yaml", Reader: strings.NewReader(b)}}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Replace(a, "nginx:1.25", "sea.hub:5000/library/nginx:1.25", 1) + "---\n" + strings.Replace(b, "quay.io/team/b:2", "sea.hub:5000/team/b:2", 1)
+	if out.String() != want {
+		t.Errorf("output:\n%s\nwant:\n%s", out.String(), want)
+	}
+	var files []string
+	for _, r := range res {
+		if r.Severity != framework.Info || r.File == nil {
+			t.Errorf("result %v: want info with a file", r)
+			continue
+		}
+		files = append(files, r.File.Path)
+	}
+	if strings.Join(files, ",") != "a.yaml,b.yaml" {
+		t.Errorf("results name files %v, want a.yaml, b.yaml", files)
+	}
+}
+
+// TestStandaloneError: on an error nothing is written, and the error
+// results name the file.
+func TestStandaloneError(t *testing.T) {
+	fc := yaml.MustParse("apiVersion: rehost.dev/v1alpha1\nkind: RewriteConfig\nregistry: sea.hub:5000\n")
+	bad := "apiVersion: v1\nkind: Pod\nmetadata:\n  name: bad\nspec:\n  containers:\n  - name: main\n    image: \"\"\n"
+	var out bytes.Buffer
+	res, err := krmfn.Standalone(fc, []krmfn.Input{{Name: "bad.yaml", Reader: strings.NewReader(bad)}}, &out)
+	errs, ok := err.(framework.Results)
+	if !ok || len(errs) != 1 || errs[0].File == nil || errs[0].File.Path != "bad.yaml" {
+		t.Fatalf("err = %v, want one error result naming bad.yaml", err)
+	}
+	if out.Len() != 0 {
+		t.Errorf("output on error:\n%s", out.String())
+	}
+	for _, r := range res {
+		if r.Severity == framework.Info {
+			t.Errorf("info result on error: %v", r)
+		}
+	}
+}
