@@ -36,6 +36,12 @@ func (rw *Rewriter) Filter() kio.Filter {
 				}
 				return loc
 			})
+			res.warns = append(res.warns, duplicateWarnings(rn.YNode(), fields, emb, file, func(n *yaml.Node) int {
+				if inStream {
+					return n.Line
+				}
+				return 0
+			})...)
 			if len(res.errs) == 0 {
 				applyEdits(ms)
 			}

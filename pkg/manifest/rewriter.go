@@ -303,6 +303,7 @@ func (rw *Rewriter) process(d document, name string, write bool) result {
 	ms, res := rw.mapAll(fields, emb, func(f Field) rewrite.Location {
 		return rewrite.Location{File: name, Line: d.line + f.Node.Line - 1, Column: f.Node.Column, Kind: f.Kind, Namespace: f.Namespace, Name: f.Name, Field: f.Path}
 	})
+	res.warns = append(res.warns, duplicateWarnings(&root, fields, emb, name, func(n *yaml.Node) int { return d.line + n.Line - 1 })...)
 	if len(res.errs) > 0 {
 		return res
 	}
