@@ -29,6 +29,9 @@ type duplicate struct {
 // values hold one of the found references, in document order. Aliases are
 // not followed: a reference belongs to the place its bytes are.
 func duplicateKeys(root *yaml.Node, found ...[]Field) []duplicate {
+	if !hasDuplicates(root) {
+		return nil
+	}
 	d := dupFinder{at: map[*yaml.Node]Field{}}
 	for _, fs := range found {
 		for _, f := range fs {
@@ -115,6 +118,29 @@ func (d *dupFinder) walk(n *yaml.Node, depth int) (Field, bool) {
 	return first, found
 }
 
+// hasDuplicates reports whether a mapping in n has a duplicated key. It
+// allocates nothing for mappings of up to 16 keys.
+func hasDuplicates(n *yaml.Node) bool {
+	switch n.Kind {
+	case yaml.DocumentNode, yaml.SequenceNode:
+		for _, c := range n.Content {
+			if hasDuplicates(c) {
+				return true
+			}
+		}
+	case yaml.MappingNode:
+		if duplicatedKeys(n) != nil {
+			return true
+		}
+		for i := 1; i < len(n.Content); i += 2 {
+			if hasDuplicates(n.Content[i]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // duplicatedKeys returns, for each scalar key written more than once in
 // mapping m, the indexes in m.Content of its key nodes; nil when there is
 // none.
@@ -127,20 +153,19 @@ func duplicatedKeys(m *yaml.Node) [][]int {
 	if n <= 16 {
 		for i := 0; i < 2*n; i += 2 {
 			k := m.Content[i]
-			if k.Kind != yaml.ScalarNode {
+			if k.Kind != yaml.ScalarNode || sameKeyBefore(m, i) {
 				continue
 			}
 			var group []int
-			for j := 0; j < 2*n; j += 2 {
+			for j := i + 2; j < 2*n; j += 2 {
 				if o := m.Content[j]; o.Kind == yaml.ScalarNode && o.Value == k.Value {
-					if j < i {
-						group = nil // reported with the first occurrence
-						break
+					if group == nil {
+						group = []int{i}
 					}
 					group = append(group, j)
 				}
 			}
-			if len(group) > 1 {
+			if group != nil {
 				groups = append(groups, group)
 			}
 		}
@@ -162,6 +187,17 @@ func duplicatedKeys(m *yaml.Node) [][]int {
 		}
 	}
 	return groups
+}
+
+// sameKeyBefore reports whether the key at m.Content[i] was written before
+// in m.
+func sameKeyBefore(m *yaml.Node, i int) bool {
+	for j := 0; j < i; j += 2 {
+		if o := m.Content[j]; o.Kind == yaml.ScalarNode && o.Value == m.Content[i].Value {
+			return true
+		}
+	}
+	return false
 }
 
 // pathString joins path segments as Field.Path does.
