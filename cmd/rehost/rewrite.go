@@ -21,8 +21,9 @@ func newRewriteCmd(s streams) *cobra.Command {
 		hf        helmFlags
 		outputDir string
 		inPlace   bool
-		imageList string
-		pinsFile  string
+		imageList  string
+		pinsFile   string
+		pinsStrict bool
 	)
 	cmd := &cobra.Command{
 		Use:   "rewrite [PATH ...]",
@@ -59,6 +60,9 @@ input files.`,
 			if outputDir != "" && inPlace {
 				return errors.New("--output-dir and --in-place exclude each other")
 			}
+			if pinsStrict && pinsFile == "" {
+				return errors.New("--pins-strict needs --pins FILE")
+			}
 			opts := []manifest.Option{manifest.WithFirstOccurrences()}
 			if pinsFile != "" {
 				pins, err := readPins(pinsFile)
@@ -90,6 +94,11 @@ input files.`,
 			if err != nil {
 				return err
 			}
+			if pinsFile != "" {
+				if err := checkPins(s, rw.Images(), pinsFile, pinsStrict); err != nil {
+					return err
+				}
+			}
 			if imageList != "" {
 				if err := writeImageList(&files, imageList, rw.Sources()); err != nil {
 					return err
@@ -114,7 +123,8 @@ input files.`,
 	cmd.Flags().StringVar(&outputDir, "output-dir", "", "write one file per input file under `DIR`, at the same relative path")
 	cmd.Flags().BoolVar(&inPlace, "in-place", false, "replace the input files (atomically, only when every input succeeded)")
 	cmd.Flags().StringVar(&imageList, "image-list", "", "also write the original images, one per line, to `FILE`")
-	cmd.Flags().StringVar(&pinsFile, "pins", "", "pin rewritten images to digests from `FILE` (SOURCE<TAB>TARGET@sha256 lines, as printed by rehost mirror --pin)")
+	cmd.Flags().StringVar(&pinsFile, "pins", "", "pin rewritten images to digests from `FILE` (SOURCE<TAB>TARGET@sha256 lines, as printed by rehost mirror --pin); an image without a line is rewritten unpinned, with a warning")
+	cmd.Flags().BoolVar(&pinsStrict, "pins-strict", false, "with --pins: an image without a line in the pins file is an error (nothing is written)")
 	return cmd
 }
 
@@ -199,6 +209,31 @@ func writeImageList(files *output.Staged, path string, images []string) error {
 		err = cerr
 	}
 	return err
+}
+
+// checkPins reports, once per image, the rewritten images the pins file has
+// no line for: warnings, or errors when strict.
+func checkPins(s streams, images []rewrite.Image, file string, strict bool) error {
+	var errs []error
+	for _, img := range rewrite.Unpinned(images) {
+		where := ""
+		if len(img.Occurrences) > 0 {
+			where = img.Occurrences[0].String() + ": "
+		}
+		msg := fmt.Sprintf("%s%s has no line in %s: rewritten to %s without a digest", where, img.Source, file, img.Target)
+		if img.Count > 1 {
+			msg += fmt.Sprintf(" (%d places)", img.Count)
+		}
+		if strict {
+			errs = append(errs, errors.New(msg))
+			continue
+		}
+		fmt.Fprintf(s.err, "rehost: warning: %s; rehost mirror --pin prints its line, --pins-strict makes this an error\n", msg)
+	}
+	if len(errs) > 0 {
+		errs = append(errs, fmt.Errorf("--pins-strict: %d image(s) without a pin in %s; rehost mirror --dry-run --pin prints their lines", len(errs), file))
+	}
+	return errors.Join(errs...)
 }
 
 func readPins(file string) (rewrite.Pins, error) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -38,5 +39,43 @@ func TestEmptyRegistry(t *testing.T) {
 		if code != 0 || !strings.Contains(out, "image: sea.hub:5000/library/nginx:1.25}") {
 			t.Errorf("%v: code %d, stdout %q, stderr %q", args, code, out, errOut)
 		}
+	}
+}
+
+// TestPinsMissing: an image without a line in --pins FILE is rewritten
+// unpinned with one warning per image (however often it occurs), naming
+// where it first occurs; --pins-strict makes it an error and writes
+// nothing.
+func TestPinsMissing(t *testing.T) {
+	const d = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	dir := writeFiles(t, map[string]string{
+		"pins.tsv": "docker.io/library/nginx:1.25\tsea.hub:5000/library/nginx:1.25@" + d + "\n",
+		"app.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n" +
+			"  - {name: a, image: nginx:1.25}\n  - {name: b, image: redis:7}\n  - {name: c, image: redis:7}\n" +
+			"  - {name: d, image: quay.io/x/y@" + d + "}\n  - {name: e, image: sea.hub:5000/library/busybox:1}\n",
+	})
+	pins, app := dir+"/pins.tsv", dir+"/app.yaml"
+	out, errOut, code := rehost(t, "", "rewrite", "--pins", pins, app)
+	if code != 0 || !strings.Contains(out, "image: sea.hub:5000/library/nginx:1.25@"+d+"}") || strings.Count(out, "image: sea.hub:5000/library/redis:7}") != 2 {
+		t.Fatalf("code %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	want := "rehost: warning: " + app + ":7: Pod p: spec.containers[1].image: docker.io/library/redis:7 has no line in " + pins + ": rewritten to sea.hub:5000/library/redis:7 without a digest (2 places)"
+	if !strings.HasPrefix(errOut, want) || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("stderr:\n%s\nwant one warning starting:\n%s", errOut, want)
+	}
+
+	out, errOut, code = rehost(t, "", "rewrite", "--pins", pins, "--pins-strict", "--image-list", dir+"/imageList", app)
+	if code != 1 || out != "" || !strings.Contains(errOut, "docker.io/library/redis:7 has no line in "+pins) || !strings.Contains(errOut, "--pins-strict: 1 image(s) without a pin") {
+		t.Errorf("--pins-strict: code %d, stdout %q, stderr:\n%s", code, out, errOut)
+	}
+	if _, err := os.Stat(dir + "/imageList"); err == nil {
+		t.Error("--pins-strict failed but wrote the image list")
+	}
+	if _, errOut, code := rehost(t, "", "rewrite", "--pins-strict", app); code != 1 || !strings.Contains(errOut, "--pins-strict needs --pins") {
+		t.Errorf("--pins-strict alone: code %d, %s", code, errOut)
+	}
+	// Every image pinned: no warning.
+	if _, errOut, code := rehost(t, podNginx, "rewrite", "--pins", pins); code != 0 || errOut != "" {
+		t.Errorf("all pinned: code %d, stderr %q", code, errOut)
 	}
 }
