@@ -17,10 +17,10 @@ import (
 
 func newRewriteCmd(s streams) *cobra.Command {
 	var (
-		mf        mappingFlags
-		hf        helmFlags
-		outputDir string
-		inPlace   bool
+		mf         mappingFlags
+		hf         helmFlags
+		outputDir  string
+		inPlace    bool
 		imageList  string
 		pinsFile   string
 		pinsStrict bool
