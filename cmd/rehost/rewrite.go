@@ -60,6 +60,9 @@ input files.`,
 			if outputDir != "" && inPlace {
 				return errors.New("--output-dir and --in-place exclude each other")
 			}
+			if imageList == "-" && !inPlace && outputDir == "" {
+				return errors.New("--image-list -: stdout carries the rewritten manifests; with --output-dir or --in-place the list goes to stdout, otherwise give a file (or run rehost images)")
+			}
 			if pinsStrict && pinsFile == "" {
 				return errors.New("--pins-strict needs --pins FILE")
 			}
@@ -75,7 +78,18 @@ input files.`,
 			if err != nil {
 				return err
 			}
-			sts, err := openPaths(args, &hf, rw, s)
+			inputs, err := manifest.ExpandPaths(args)
+			if err != nil {
+				return err
+			}
+			if inPlace {
+				for _, in := range inputs {
+					if in.Chart {
+						return fmt.Errorf("--in-place: %s is a Helm chart: its templates cannot be rewritten in place; write the rendered, rewritten manifests with --output-dir DIR, or give Helm a values overlay that sets the chart's images (rehost values)", in.Path)
+					}
+				}
+			}
+			sts, err := openStreams(inputs, &hf, rw, s)
 			if err != nil {
 				return err
 			}
@@ -99,7 +113,13 @@ input files.`,
 					return err
 				}
 			}
-			if imageList != "" {
+			switch imageList {
+			case "":
+			case "-":
+				for _, img := range rw.Sources() {
+					fmt.Fprintln(&stdout, img)
+				}
+			default:
 				if err := writeImageList(&files, imageList, rw.Sources()); err != nil {
 					return err
 				}
@@ -122,7 +142,7 @@ input files.`,
 	hf.register(cmd)
 	cmd.Flags().StringVar(&outputDir, "output-dir", "", "write one file per input file under `DIR`, at the same relative path")
 	cmd.Flags().BoolVar(&inPlace, "in-place", false, "replace the input files (atomically, only when every input succeeded)")
-	cmd.Flags().StringVar(&imageList, "image-list", "", "also write the original images, one per line, to `FILE`")
+	cmd.Flags().StringVar(&imageList, "image-list", "", "also write the original images, one per line, to `FILE` (\"-\": stdout, with --output-dir or --in-place)")
 	cmd.Flags().StringVar(&pinsFile, "pins", "", "pin rewritten images to digests from `FILE` (SOURCE<TAB>TARGET@sha256 lines, as printed by rehost mirror --pin); an image without a line is rewritten unpinned, with a warning")
 	cmd.Flags().BoolVar(&pinsStrict, "pins-strict", false, "with --pins: an image without a line in the pins file is an error (nothing is written)")
 	return cmd

@@ -79,3 +79,62 @@ func TestPinsMissing(t *testing.T) {
 		t.Errorf("all pinned: code %d, stderr %q", code, errOut)
 	}
 }
+
+// TestInPlaceChart: --in-place on a chart (or a directory holding one)
+// fails at once, before rendering, saying why and what to use instead; no
+// file changes.
+func TestInPlaceChart(t *testing.T) {
+	dir := chartDir(t)
+	if err := os.WriteFile(dir+"/pod.yaml", []byte(podNginx), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", t.TempDir()) // no rehost-helm: rendering would fail differently
+	for _, arg := range []string{dir + "/app", dir} {
+		out, errOut, code := rehost(t, "", "rewrite", "--in-place", arg)
+		want := "rehost: --in-place: " + dir + "/app is a Helm chart: its templates cannot be rewritten in place; write the rendered, rewritten manifests with --output-dir DIR"
+		if code != 1 || out != "" || !strings.HasPrefix(errOut, want) {
+			t.Errorf("%s: code %d, stdout %q, stderr %q; want %q", arg, code, out, errOut, want)
+		}
+	}
+	if b, _ := os.ReadFile(dir + "/pod.yaml"); string(b) != podNginx {
+		t.Errorf("pod.yaml changed:\n%s", b)
+	}
+}
+
+// TestImageListStdout: --image-list - writes the list to stdout (not to a
+// file named "-") when the manifests go to files; with the manifests on
+// stdout it is an error, before anything is written.
+func TestImageListStdout(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"in/pod.yaml": podNginx})
+	t.Chdir(dir)
+	out, errOut, code := rehost(t, "", "rewrite", "in", "--output-dir", "out", "--image-list", "-")
+	if code != 0 || out != "docker.io/library/nginx:1.25\n" || errOut != "" {
+		t.Errorf("--output-dir: code %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if b, err := os.ReadFile("out/pod.yaml"); err != nil || !strings.Contains(string(b), "sea.hub:5000/library/nginx:1.25") {
+		t.Errorf("out/pod.yaml: %v\n%s", err, b)
+	}
+	out, errOut, code = rehost(t, "", "rewrite", "in", "--in-place", "--image-list", "-")
+	if code != 0 || out != "docker.io/library/nginx:1.25\n" || errOut != "" {
+		t.Errorf("--in-place: code %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	out, errOut, code = rehost(t, podNginx, "rewrite", "--image-list", "-")
+	if code != 1 || out != "" || !strings.Contains(errOut, "--image-list -: stdout carries the rewritten manifests") {
+		t.Errorf("manifests on stdout: code %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if _, err := os.Stat("-"); err == nil {
+		t.Error(`a file named "-" was written`)
+	}
+}
+
+// TestOutputDirStdin: with --output-dir, standard input is written to
+// DIR/stdin.yaml, as the README says.
+func TestOutputDirStdin(t *testing.T) {
+	dir := t.TempDir()
+	if _, errOut, code := rehost(t, podNginx, "rewrite", "--output-dir", dir+"/out"); code != 0 {
+		t.Fatalf("code %d: %s", code, errOut)
+	}
+	if b, err := os.ReadFile(dir + "/out/stdin.yaml"); err != nil || !strings.Contains(string(b), "image: sea.hub:5000/library/nginx:1.25") {
+		t.Errorf("out/stdin.yaml: %v\n%s", err, b)
+	}
+}
