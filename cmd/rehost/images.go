@@ -58,6 +58,7 @@ PATH is as for "rehost rewrite".`,
 			if err != nil {
 				return err
 			}
+			hintStdin(s, args, "images")
 			sts, err := openPaths(args, &hf, rw, s)
 			if err != nil {
 				return err

@@ -89,6 +89,7 @@ input files.`,
 					}
 				}
 			}
+			hintStdin(s, args, "rewrite")
 			sts, err := openStreams(inputs, &hf, rw, s)
 			if err != nil {
 				return err

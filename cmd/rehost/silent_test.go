@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -136,5 +137,40 @@ func TestOutputDirStdin(t *testing.T) {
 	}
 	if b, err := os.ReadFile(dir + "/out/stdin.yaml"); err != nil || !strings.Contains(string(b), "image: sea.hub:5000/library/nginx:1.25") {
 		t.Errorf("out/stdin.yaml: %v\n%s", err, b)
+	}
+}
+
+// TestStdinTerminalHint: with no PATH and a terminal on stdin, rewrite and
+// images print a one-line hint before waiting; not with a pipe, nor with a
+// PATH.
+func TestStdinTerminalHint(t *testing.T) {
+	tty := false
+	orig := stdinIsTerminal
+	stdinIsTerminal = func(io.Reader) bool { return tty }
+	defer func() { stdinIsTerminal = orig }()
+	for _, cmd := range []string{"rewrite", "images"} {
+		tty = true
+		out, errOut, code := rehost(t, podNginx, cmd)
+		want := "rehost: reading manifests from standard input (a terminal); end with Ctrl-D, or give a file or directory: rehost " + cmd + " PATH\n"
+		if code != 0 || errOut != want || !strings.Contains(out, "nginx") {
+			t.Errorf("%s at a terminal: code %d, stderr %q, want %q", cmd, code, errOut, want)
+		}
+		if _, errOut, _ := rehost(t, podNginx, cmd, "-"); errOut != "" {
+			t.Errorf("%s - at a terminal: stderr %q, want no hint", cmd, errOut)
+		}
+		tty = false
+		if _, errOut, _ := rehost(t, podNginx, cmd); errOut != "" {
+			t.Errorf("%s from a pipe: stderr %q, want no hint", cmd, errOut)
+		}
+	}
+	// The real check: a pipe or a file is not a terminal.
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	if orig(r) || orig(strings.NewReader("")) {
+		t.Error("a pipe or a string reader taken for a terminal")
 	}
 }
