@@ -8,7 +8,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 .PHONY: help build test e2e lint fuzz bench bench-data bench-peers clean
 
 help: ## list targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
 build: ## build bin/rehost, bin/rehost-helm and bin/rehost-fn
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
