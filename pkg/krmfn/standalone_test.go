@@ -59,3 +59,44 @@ func TestStandaloneError(t *testing.T) {
 		}
 	}
 }
+
+// TestQuotingStyle: the function keeps each rewritten value's style, as
+// "rehost rewrite" does: plain stays plain, quoted stays quoted. In flow
+// collections ({...}, [...]) kyaml's encoder, which writes every
+// ResourceList, single-quotes any value holding ":", whether the function
+// touched it or not (the untouched args below): that is the
+// serialization of kyaml and of every orchestrator built on it, documented
+// in the README, not a choice of the function.
+func TestQuotingStyle(t *testing.T) {
+	in := `apiVersion: config.kubernetes.io/v1
+kind: ResourceList
+items:
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: p
+  spec:
+    containers:
+    - name: plain
+      image: registry.k8s.io/pause:3.9
+    - name: double
+      image: "registry.k8s.io/pause:3.9"
+    - name: single
+      image: 'registry.k8s.io/pause:3.9'
+    - {name: flow, image: registry.k8s.io/pause:3.9, args: [--listen=0.0.0.0:80]}
+`
+	out, err := execute([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"      image: sea.hub:5000/pause:3.9\n",
+		"      image: \"sea.hub:5000/pause:3.9\"\n",
+		"      image: 'sea.hub:5000/pause:3.9'\n",
+		"    - {name: flow, image: 'sea.hub:5000/pause:3.9', args: ['--listen=0.0.0.0:80']}\n",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
