@@ -24,7 +24,8 @@ lint: ## gofmt and go vet
 	$(GO) vet ./...
 
 fuzz: ## a short run of every fuzz target
-	$(GO) test -run '^$$' -fuzz FuzzRewrite -fuzztime 30s ./pkg/manifest
+	$(GO) test -run '^$$' -fuzz '^FuzzRewrite$$' -fuzztime 30s ./pkg/manifest
+	$(GO) test -run '^$$' -fuzz '^FuzzRewriteEmbedded$$' -fuzztime 30s ./pkg/manifest
 
 bench-data: ## generate the benchmark corpus under testdata/bench (git-ignored)
 	$(GO) run ./internal/benchdata -out testdata/bench
