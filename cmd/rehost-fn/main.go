@@ -71,9 +71,9 @@ pathStyle, exclude (comma-separated), skipInvalid and imageList. With
 imageList: {configMapName: NAME} the function also adds (or updates) the
 ConfigMap NAME holding the sorted image list under data.imageList.
 
-Given files, it runs standalone: CONFIG is the functionConfig, FILE... (or - for
-stdin) the resources, each file read as a YAML stream of its own, in the order
-given. The rewritten resources are printed unwrapped on stdout, warnings and
+Given files, it runs standalone: CONFIG is the functionConfig, FILE... the
+resources (- for stdin; no FILE: stdin), each file read as a YAML stream of its
+own, in the order given. The rewritten resources are printed unwrapped on stdout, warnings and
 errors (naming the file, resource and field) on stderr; on any error nothing is
 printed on stdout.`
 	cmd.Example = strings.ReplaceAll(`  # As a kustomize transformer: list rehost.yaml under transformers: in
