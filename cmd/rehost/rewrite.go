@@ -50,9 +50,13 @@ input files.`,
   # As a Helm post-renderer.
   helm install my-app charts/my-app --post-renderer rehost --post-renderer-args rewrite
 
-  # Pin every image by digest (resolved with HEAD requests), then rewrite.
+  # Pin every image by digest (resolved with HEAD requests), then rewrite;
+  # --pins-strict fails on an image the pins file has no line for.
   rehost mirror --dry-run --pin manifests/ > pins.tsv
-  rehost rewrite --pins pins.tsv manifests/
+  rehost rewrite --pins pins.tsv --pins-strict manifests/
+
+  # Rewrite into out/ and print the image list on stdout.
+  rehost rewrite manifests/ --output-dir out/ --image-list - > imageList
 
   # Write the rewritten files to out/ and the image list for sealer.
   rehost rewrite manifests/ --output-dir out/ --image-list imageList`,
