@@ -5,23 +5,31 @@ BIN     ?= bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-.PHONY: help build test e2e lint fuzz bench bench-data bench-peers clean
+# The Go modules of this repository (go.work ties them together): the core,
+# the Helm renderer and the rehost-helm companion that links it.
+MODULES  := . pkg/helm cmd/rehost-helm
+PACKAGES := ./... ./pkg/helm/... ./cmd/rehost-helm/...
+
+.PHONY: help build test e2e lint modules fuzz bench bench-data bench-peers clean
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
 build: ## build bin/rehost, bin/rehost-helm and bin/rehost-fn
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/...
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/... ./cmd/rehost-helm
 
 test: ## all tests with the race detector (end-to-end tests skip when helm/kustomize/registry are missing, except in CI)
-	$(GOTEST) -race -timeout 40m ./...
+	$(GOTEST) -race -timeout 40m $(PACKAGES)
 
 e2e: ## only the end-to-end tests (real helm, kustomize and registry binaries on PATH)
 	$(GOTEST) -count=1 -timeout 30m ./test/e2e/...
 
-lint: ## gofmt and go vet
+lint: modules ## gofmt, go vet, and every module tidy and buildable on its own
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	$(GO) vet ./...
+	$(GO) vet $(PACKAGES)
+
+modules: ## each module builds without go.work and its go.mod is tidy
+	@for m in $(MODULES); do echo "module $$m"; (cd $$m && GOWORK=off $(GO) mod tidy -diff && GOWORK=off $(GO) build ./...) || exit 1; done
 
 fuzz: ## a short run of every fuzz target
 	$(GO) test -run '^$$' -fuzz '^FuzzRewrite$$' -fuzztime 30s ./pkg/manifest
@@ -32,7 +40,7 @@ bench-data: ## generate the benchmark corpus under testdata/bench (git-ignored)
 
 bench: bench-data ## Go benchmarks and the side-by-side comparison with peers
 	mkdir -p $(BIN)
-	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./pkg/... | tee $(BIN)/bench.txt
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./pkg/... ./pkg/helm/... | tee $(BIN)/bench.txt
 	./scripts/bench-peers.sh
 
 clean: ## remove build output

@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/rehost/rehost/pkg/helm/rendered"
 	"github.com/rehost/rehost/pkg/manifest"
+	"github.com/rehost/rehost/pkg/rendered"
 	"github.com/spf13/cobra"
 )
 
@@ -115,28 +115,22 @@ func chartStreams(in manifest.Input, hf *helmFlags, rw *manifest.Rewriter, s str
 	if err != nil {
 		return nil, err
 	}
-	if err := c.AddImages(rw); err != nil {
+	if err := c.AddTo(rw); err != nil {
 		return nil, err
 	}
 	dir := filepath.Dir(in.Rel)
-	var out []stream
-	if hf.perTemplate() {
-		for _, t := range c.Templates() {
-			out = append(out, textStream(t.Name, filepath.Join(dir, filepath.FromSlash(t.Name)), t.Text))
-		}
-		return out, nil
+	if !hf.perTemplate() {
+		return []stream{{name: c.Name, rel: filepath.Join(dir, c.Name), rewrite: func(rw *manifest.Rewriter, w io.Writer) error {
+			return c.RewriteDocuments(w, rw, "")
+		}}}, nil
 	}
-	for i, d := range c.Documents() {
-		name := c.Manifests[i].Name
-		out = append(out, textStream(name, filepath.Join(dir, filepath.FromSlash(name)), d))
+	var out []stream
+	for _, t := range c.Templates() {
+		out = append(out, stream{name: t.Name, rel: filepath.Join(dir, filepath.FromSlash(t.Name)), rewrite: func(rw *manifest.Rewriter, w io.Writer) error {
+			return c.RewriteDocuments(w, rw, t.Name)
+		}})
 	}
 	return out, nil
-}
-
-func textStream(name, rel, text string) stream {
-	return stream{name: name, rel: rel, open: func() (io.ReadCloser, error) {
-		return io.NopCloser(strings.NewReader(text)), nil
-	}}
 }
 
 // renderChart runs rehost-helm on the chart at path.

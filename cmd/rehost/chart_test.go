@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rehost/rehost/pkg/helm/rendered"
+	"github.com/rehost/rehost/pkg/rendered"
 )
 
 // catPath is resolved once, before any test replaces PATH.

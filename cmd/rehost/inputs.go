@@ -16,6 +16,9 @@ type stream struct {
 	rel  string // output path under --output-dir
 	path string // the file to replace with --in-place; "" when it is not a file
 	open func() (io.ReadCloser, error)
+	// rewrite, when set, rewrites the stream instead of reading open: the
+	// documents of a rendered chart, located in their templates.
+	rewrite func(rw *manifest.Rewriter, w io.Writer) error
 }
 
 // stdinIsTerminal reports whether r, the standard input, is a terminal.
@@ -83,6 +86,9 @@ func openStreams(inputs []manifest.Input, hf *helmFlags, rw *manifest.Rewriter, 
 
 // rewriteStream rewrites one stream into w (nil: only collect images).
 func rewriteStream(rw *manifest.Rewriter, st stream, w io.Writer) error {
+	if st.rewrite != nil {
+		return st.rewrite(rw, w)
+	}
 	r, err := st.open()
 	if err != nil {
 		return err

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/rehost/rehost/pkg/helm/rendered"
+	"github.com/rehost/rehost/pkg/rendered"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"sigs.k8s.io/kustomize/kyaml/yaml"

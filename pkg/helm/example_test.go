@@ -13,16 +13,20 @@ import (
 )
 
 // List the images a chart installs with the given values: its manifests,
-// hooks and helm.sh/images annotations, of the enabled subcharts only.
+// hooks and helm.sh/images annotations, of the enabled subcharts only. The
+// Rewriter can collect the images of other charts and manifests too.
 func ExampleImages() {
-	opts := helm.Options{
-		Values: values.Options{Values: []string{"sub-c.enabled=true", "tags.backend=false"}},
-	}
-	images, err := helm.Images("../../testdata/charts/parent", opts, rewrite.Config{Registry: "sea.hub:5000"})
+	rw, err := manifest.New(rewrite.Config{Registry: "sea.hub:5000"})
 	if err != nil {
 		log.Fatal(err)
 	}
-	for _, img := range images {
+	opts := helm.Options{
+		Values: values.Options{Values: []string{"sub-c.enabled=true", "tags.backend=false"}},
+	}
+	if err := helm.Images(rw, "../../testdata/charts/parent", opts); err != nil {
+		log.Fatal(err)
+	}
+	for _, img := range rw.Images() {
 		fmt.Println(img.Source, "->", img.Target)
 	}
 	// Output:

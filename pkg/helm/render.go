@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/rehost/rehost/pkg/helm/rendered"
 	"github.com/rehost/rehost/pkg/manifest"
-	"github.com/rehost/rehost/pkg/rewrite"
+	"github.com/rehost/rehost/pkg/rendered"
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
@@ -90,22 +89,17 @@ func RenderChart(ch *chart.Chart, vals map[string]interface{}, opts Options) (*r
 	return render(ch, vals, opts, ch.Name())
 }
 
-// Images renders the chart at path and returns every image it uses, mapped
-// with cfg: those of its manifests and hooks, and those of the
-// helm.sh/images annotations of the chart and its enabled subcharts.
-func Images(path string, opts Options, cfg rewrite.Config) ([]rewrite.Image, error) {
+// Images renders the chart at path and adds every image it uses to rw's
+// image set, with the images of rw's other inputs, so that collisions
+// across charts and manifests are found: those of its manifests and hooks,
+// and those of the image annotations of the chart and its enabled
+// subcharts. Helm's warnings reach rw's warning function.
+func Images(rw *manifest.Rewriter, path string, opts Options) error {
 	c, err := Render(path, opts)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	rw, err := manifest.New(cfg)
-	if err != nil {
-		return nil, err
-	}
-	if err := c.Rewrite(nil, rw); err != nil {
-		return nil, err
-	}
-	return rw.Images(), nil
+	return c.Rewrite(nil, rw)
 }
 
 // render renders ch as `helm template` does (helm's cmd/helm/template.go and
@@ -122,7 +116,8 @@ func render(ch *chart.Chart, vals map[string]interface{}, opts Options, where st
 		}
 	}
 
-	install := action.NewInstall(&action.Configuration{})
+	cfg := &action.Configuration{Log: func(string, ...interface{}) {}}
+	install := action.NewInstall(cfg)
 	install.DryRun = true
 	install.DryRunOption = "client"
 	install.ClientOnly = true
@@ -148,27 +143,35 @@ func render(ch *chart.Chart, vals map[string]interface{}, opts Options, where st
 		vals = map[string]interface{}{}
 	}
 
-	rel, err := install.Run(ch, vals)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", where, err)
-	}
 	out := &rendered.Chart{Format: rendered.Format, Name: ch.Name()}
-	if out.Manifests, err = splitManifest(rel.Manifest); err != nil {
-		return nil, fmt.Errorf("%s: %w", where, err)
-	}
-	for _, h := range rel.Hooks {
-		m := rendered.Manifest{Name: h.Path, Content: h.Manifest}
-		for _, e := range h.Events {
-			m.Hook = append(m.Hook, string(e))
+	warnings, err := captureLog(func() error {
+		rel, err := install.Run(ch, vals)
+		if err != nil {
+			return fmt.Errorf("%s: %w", where, err)
 		}
-		if opts.SkipTests && isTest(m) {
-			continue
+		if out.Manifests, err = splitManifest(rel.Manifest); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
 		}
-		out.Manifests = append(out.Manifests, m)
-	}
-	// The install ran Helm's dependency processing on ch: only the
-	// subcharts the values enable are left in it.
-	if out.Images, err = annotatedImages(ch, vals); err != nil {
+		for _, h := range rel.Hooks {
+			m := rendered.Manifest{Name: h.Path, Content: h.Manifest}
+			for _, e := range h.Events {
+				m.Hook = append(m.Hook, string(e))
+			}
+			if opts.SkipTests && isTest(m) {
+				continue
+			}
+			out.Manifests = append(out.Manifests, m)
+		}
+		// The install ran Helm's dependency processing on ch: only the
+		// subcharts the values enable are left in it.
+		if out.Images, err = annotatedImages(ch, vals); err != nil {
+			return err
+		}
+		locate(out.Manifests, ch, vals, install, cfg)
+		return nil
+	})
+	out.Warnings = warnings
+	if err != nil {
 		return nil, err
 	}
 	return out, nil

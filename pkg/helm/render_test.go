@@ -9,7 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rehost/rehost/pkg/helm/rendered"
+	"github.com/rehost/rehost/pkg/manifest"
+	"github.com/rehost/rehost/pkg/rendered"
 	"github.com/rehost/rehost/pkg/rewrite"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/cli/values"
@@ -24,12 +25,15 @@ var defaultConfig = rewrite.Config{Registry: "sea.hub:5000"}
 // sources renders the chart and returns its sorted unique source images.
 func sources(t *testing.T, chart string, opts Options) []string {
 	t.Helper()
-	imgs, err := Images(chartPath(chart), opts, defaultConfig)
+	rw, err := manifest.New(defaultConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := Images(rw, chartPath(chart), opts); err != nil {
+		t.Fatal(err)
+	}
 	var out []string
-	for _, img := range imgs {
+	for _, img := range rw.Images() {
 		out = append(out, img.Source)
 	}
 	return out

@@ -27,7 +27,8 @@ type duplicate struct {
 
 // duplicateKeys returns the duplicated keys of the document in root whose
 // values hold one of the found references, in document order. Aliases are
-// not followed: a reference belongs to the place its bytes are.
+// not followed: a reference belongs to the place it was found at (an alias
+// at an image field, the anchored value elsewhere).
 func duplicateKeys(root *yaml.Node, found ...[]Field) []duplicate {
 	if !hasDuplicates(root) {
 		return nil
@@ -35,8 +36,9 @@ func duplicateKeys(root *yaml.Node, found ...[]Field) []duplicate {
 	d := dupFinder{at: map[*yaml.Node]Field{}}
 	for _, fs := range found {
 		for _, f := range fs {
-			if _, ok := d.at[f.Node]; !ok {
-				d.at[f.Node] = f
+			// A reference reached through an alias is at the alias.
+			if _, ok := d.at[f.place()]; !ok {
+				d.at[f.place()] = f
 			}
 		}
 	}
@@ -111,7 +113,7 @@ func (d *dupFinder) walk(n *yaml.Node, depth int) (Field, bool) {
 			}
 			d.out = append(d.out, duplicate{key: keys[0].Value, keys: keys, path: pathString(append(d.path, keys[0].Value)), root: depth == 0, field: f})
 		}
-	case yaml.ScalarNode:
+	case yaml.ScalarNode, yaml.AliasNode:
 		f, ok := d.at[n]
 		note(f, ok)
 	}

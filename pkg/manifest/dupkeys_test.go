@@ -60,6 +60,12 @@ var dupCases = []struct {
 		warnings: []string{`in.yaml:9: Pod p: items[0].spec.containers[0].image: duplicate key "image" (lines 9, 9)`},
 	},
 	{
+		name:     "duplicate image key, one an alias",
+		in:       "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations: {base: &img nginx:1.25}\nspec:\n  containers:\n  - name: c\n    image: *img\n    image: redis:7\n",
+		images:   []string{"docker.io/library/nginx:1.25", "docker.io/library/redis:7"},
+		warnings: []string{`in.yaml:10: Pod p: spec.containers[0].image: duplicate key "image" (lines 9, 10) holds image references`},
+	},
+	{
 		name:   "duplicate key without an image: no warning",
 		in:     "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  labels: {a: b}\n  labels: {c: d}\nspec:\n  containers:\n  - name: c\n    image: nginx:1.25\n",
 		images: []string{"docker.io/library/nginx:1.25"},

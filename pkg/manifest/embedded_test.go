@@ -499,13 +499,16 @@ func TestEmbeddedInPlace(t *testing.T) {
 }
 
 // TestAnchoredEmbeddedAndField: one scalar, an image field and an embedded
-// reference through an alias, is rewritten once.
+// reference through an alias, is rewritten once when both are rewritten;
+// without RewriteEmbedded the env value is not an image field and keeps
+// its value, so the alias is written out with the new value.
 func TestAnchoredEmbeddedAndField(t *testing.T) {
 	in := "kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    env: [{name: HELPER_IMAGE, value: &img quay.io/a/b:1}]\n    image: *img\n"
 	want := strings.Replace(in, "&img quay.io", "&img sea.hub:5000", 1)
 	if got := string(mustRewrite(t, rewrite.Config{RewriteEmbedded: true}, in)); got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
+	want = strings.Replace(in, "image: *img", "image: sea.hub:5000/a/b:1", 1)
 	if got := string(mustRewrite(t, rewrite.Config{}, in)); got != want {
 		t.Errorf("without rewriteEmbedded, got:\n%s\nwant:\n%s", got, want)
 	}

@@ -32,7 +32,7 @@ func (rw *Rewriter) Filter() kio.Filter {
 			ms, res := rw.mapAll(fields, emb, func(f Field) rewrite.Location {
 				loc := rewrite.Location{File: file, Kind: f.Kind, Namespace: f.Namespace, Name: f.Name, Field: f.Path}
 				if inStream {
-					loc.Line, loc.Column = f.Node.Line, f.Node.Column
+					loc.Line, loc.Column = f.place().Line, f.place().Column
 				}
 				return loc
 			})
@@ -43,7 +43,11 @@ func (rw *Rewriter) Filter() kio.Filter {
 				return 0
 			})...)
 			if len(res.errs) == 0 {
-				applyEdits(ms)
+				edits, warns, errs := planEdits(rn.YNode(), ms)
+				res.warns, res.errs = append(res.warns, warns...), append(res.errs, errs...)
+				if len(errs) == 0 {
+					applyEdits(edits)
+				}
 			}
 			rw.finish(ms, &res)
 			errs = append(errs, rw.record(res)...)
@@ -55,15 +59,14 @@ func (rw *Rewriter) Filter() kio.Filter {
 	})
 }
 
-// applyEdits sets the new values on the edited nodes.
-func applyEdits(ms []mapped) {
-	var edits []edit
-	for _, m := range ms {
-		if m.edit != nil && m.edit.value != "" {
-			edits = append(edits, *m.edit)
-		}
-	}
+// applyEdits sets the new values on the edited nodes; an edited alias
+// becomes a scalar in the style of the node it named.
+func applyEdits(edits []edit) {
 	for n, v := range expectedValues(edits) {
+		if n.Kind == yaml.AliasNode {
+			like := n.Alias
+			*n = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Style: like.Style &^ (yaml.LiteralStyle | yaml.FoldedStyle), Line: n.Line, Column: n.Column}
+		}
 		n.Value = v
 	}
 }

@@ -38,12 +38,24 @@ type Field struct {
 	// args and command, env values, ConfigMap data, annotations) rather
 	// than an image field.
 	Embedded bool
+
+	// pos is the node at the field's place in the document: Node itself,
+	// or the alias ("*name") through which the field names Node.
+	pos *yaml.Node
 }
 
 // whole reports whether the field's reference is its node's whole value,
 // which a rewrite replaces in the node's style.
 func (f Field) whole() bool {
 	return !f.Embedded && f.Ref == "" && f.At == 0 && f.Value == f.Node.Value
+}
+
+// place is the node at the field's place: Node, or the alias naming it.
+func (f Field) place() *yaml.Node {
+	if f.pos != nil {
+		return f.pos
+	}
+	return f.Node
 }
 
 // ref is the reference to map.
@@ -253,8 +265,9 @@ func (w *walker) pathString(extra ...string) string {
 }
 
 func (w *walker) field(n *yaml.Node, extra ...string) Field {
+	pos := n
 	n = resolve(n)
-	return Field{Node: n, Path: w.pathString(extra...), Kind: w.obj.Kind, Namespace: w.obj.Namespace, Name: w.obj.Name, Value: n.Value}
+	return Field{Node: n, Path: w.pathString(extra...), Kind: w.obj.Kind, Namespace: w.obj.Namespace, Name: w.obj.Name, Value: n.Value, pos: pos}
 }
 
 func (w *walker) add(n *yaml.Node, extra ...string) {
@@ -542,12 +555,12 @@ func (w *walker) composite(m *yaml.Node, c composite) {
 	if c.Unless != "" && scalar(get(m, c.Unless)) != "" {
 		return
 	}
-	eachValue(m, c.Repository, func(repo *yaml.Node) {
-		repo = resolve(repo)
+	eachValue(m, c.Repository, func(raw *yaml.Node) {
+		repo := resolve(raw)
 		if repo.Kind == yaml.ScalarNode && (repo.Tag == "!!null" || repo.Value == "") {
 			return // the kind's default
 		}
-		f := w.field(repo, c.Repository)
+		f := w.field(raw, c.Repository)
 		if isString(f.Node) {
 			if !strings.HasPrefix(f.Node.Value, c.Scheme) {
 				return // not an image (a Git or HTTP source, say)
@@ -604,13 +617,13 @@ func (w *walker) container(c *yaml.Node) {
 				return
 			}
 			ctx := false
-			for i, it := range list.Content {
-				it = resolve(it)
+			for i, raw := range list.Content {
+				it := resolve(raw)
 				if !isString(it) {
 					ctx = false
 					continue
 				}
-				w.scanArg(it, ctx, key, index(i))
+				w.scanArg(raw, ctx, key, index(i))
 				// "--engine-image" "longhornio/longhorn-engine:v1.7.2": the
 				// flag says image for the next argument.
 				name, ok := flagName(it.Value)
@@ -625,9 +638,9 @@ func (w *walker) container(c *yaml.Node) {
 		}
 		for i, e := range env.Content {
 			e = resolve(e)
-			eachValue(e, "value", func(v *yaml.Node) {
-				if v = resolve(v); isString(v) {
-					w.scan(v, hasImageWord(scalar(get(e, "name"))), "env", index(i), "value")
+			eachValue(e, "value", func(raw *yaml.Node) {
+				if isString(resolve(raw)) {
+					w.scan(raw, hasImageWord(scalar(get(e, "name"))), "env", index(i), "value")
 				}
 			})
 		}
@@ -642,9 +655,9 @@ func (w *walker) configMap(n *yaml.Node) {
 			return
 		}
 		for i := 0; i+1 < len(data.Content); i += 2 {
-			k, v := data.Content[i].Value, resolve(data.Content[i+1])
-			if isString(v) {
-				w.scan(v, hasImageWord(k), "data", k)
+			k, raw := data.Content[i].Value, data.Content[i+1]
+			if isString(resolve(raw)) {
+				w.scan(raw, hasImageWord(k), "data", k)
 			}
 		}
 	})
@@ -665,9 +678,9 @@ func (w *walker) pairs(n *yaml.Node, isMeta bool) {
 	case yaml.MappingNode:
 		if name := resolve(get(n, "name")); name != nil && isString(name) && hasImageWord(name.Value) {
 			for _, key := range []string{"value", "default"} {
-				eachValue(n, key, func(v *yaml.Node) {
-					if v = resolve(v); isString(v) {
-						w.scan(v, true, key)
+				eachValue(n, key, func(raw *yaml.Node) {
+					if isString(resolve(raw)) {
+						w.scan(raw, true, key)
 					}
 				})
 			}
@@ -678,8 +691,8 @@ func (w *walker) pairs(n *yaml.Node, isMeta bool) {
 			if isMeta && k == "annotations" {
 				if a := resolve(v); a.Kind == yaml.MappingNode {
 					for j := 0; j+1 < len(a.Content); j += 2 {
-						if av := resolve(a.Content[j+1]); isString(av) {
-							w.scan(av, hasImageWord(a.Content[j].Value), a.Content[j].Value)
+						if raw := a.Content[j+1]; isString(resolve(raw)) {
+							w.scan(raw, hasImageWord(a.Content[j].Value), a.Content[j].Value)
 						}
 					}
 				}
@@ -700,7 +713,7 @@ func (w *walker) pairs(n *yaml.Node, isMeta bool) {
 // scanArg adds the embedded references of an argument of a command,
 // including the words of a shell command line.
 func (w *walker) scanArg(n *yaml.Node, ctx bool, extra ...string) {
-	for _, t := range scanString(n.Value, ctx, true) {
+	for _, t := range scanString(resolve(n).Value, ctx, true) {
 		f := w.field(n, extra...)
 		f.Value, f.At, f.Embedded = t.value, t.at, true
 		w.emb = append(w.emb, f)
@@ -709,7 +722,7 @@ func (w *walker) scanArg(n *yaml.Node, ctx bool, extra ...string) {
 
 // scan adds the embedded references of the string n.
 func (w *walker) scan(n *yaml.Node, ctx bool, extra ...string) {
-	for _, t := range scanString(n.Value, ctx, false) {
+	for _, t := range scanString(resolve(n).Value, ctx, false) {
 		f := w.field(n, extra...)
 		f.Value, f.At, f.Embedded = t.value, t.at, true
 		w.emb = append(w.emb, f)

@@ -126,8 +126,18 @@ func (rw *Rewriter) RewriteBytes(data []byte, name string) ([]byte, error) {
 // in errors and in the image report.
 //
 // On error, what was written to w is incomplete: callers that need
-// all-or-nothing output write to a buffer or a temporary file.
+// all-or-nothing output write to a buffer or a temporary file. The
+// Rewriter then holds the images of the documents read without error (a
+// run stops after 20 errors, so not necessarily all of them): use a new
+// Rewriter to start again from nothing.
 func (rw *Rewriter) Rewrite(w io.Writer, r io.Reader, name string) error {
+	return rw.RewriteAt(w, r, name, 1)
+}
+
+// RewriteAt is Rewrite for a stream cut out of a larger file: its first
+// byte is at line line of name, and lines in errors and reports count from
+// there.
+func (rw *Rewriter) RewriteAt(w io.Writer, r io.Reader, name string, line int) error {
 	// Documents travel in batches (most are small), processed on every
 	// worker and written in input order. Memory holds at most the batches
 	// in the queue.
@@ -136,6 +146,7 @@ func (rw *Rewriter) Rewrite(w io.Writer, r io.Reader, name string) error {
 		res  chan []result
 	}
 	sp := newSplitter(r)
+	sp.line = line
 	jobs := make(chan slot, rw.workers)
 	queue := make(chan slot, 2*rw.workers)
 	stop := make(chan struct{})
@@ -301,7 +312,8 @@ func (rw *Rewriter) process(d document, name string, write bool) result {
 		return result{}
 	}
 	ms, res := rw.mapAll(fields, emb, func(f Field) rewrite.Location {
-		return rewrite.Location{File: name, Line: d.line + f.Node.Line - 1, Column: f.Node.Column, Kind: f.Kind, Namespace: f.Namespace, Name: f.Name, Field: f.Path}
+		p := f.place()
+		return rewrite.Location{File: name, Line: d.line + p.Line - 1, Column: p.Column, Kind: f.Kind, Namespace: f.Namespace, Name: f.Name, Field: f.Path}
 	})
 	res.warns = append(res.warns, duplicateWarnings(&root, fields, emb, name, func(n *yaml.Node) int { return d.line + n.Line - 1 })...)
 	if len(res.errs) > 0 {
@@ -311,11 +323,10 @@ func (rw *Rewriter) process(d document, name string, write bool) result {
 	if len(res.errs) > 0 {
 		return res
 	}
-	var edits []edit
-	for _, m := range ms {
-		if m.edit != nil && m.edit.value != "" {
-			edits = append(edits, *m.edit)
-		}
+	edits, warns, errs := planEdits(&root, ms)
+	res.warns, res.errs = append(res.warns, warns...), append(res.errs, errs...)
+	if len(res.errs) > 0 {
+		return res
 	}
 	if len(edits) > 0 && write {
 		out, err := spliceVerified(d.data, &root, edits)
@@ -663,6 +674,10 @@ func (rw *Rewriter) Add(value string, loc rewrite.Location) error {
 	loc.Value = value
 	return rw.set.Add(rewrite.Occurrence{Mapping: m, Location: loc})
 }
+
+// Warn passes a warning to the Rewriter's warning function (see
+// WithWarnings), for callers that read images from other sources.
+func (rw *Rewriter) Warn(err error) { rw.warn(err) }
 
 // Mapper returns the Rewriter's mapper.
 func (rw *Rewriter) Mapper() *rewrite.Mapper { return rw.mapper }

@@ -23,6 +23,9 @@ type edit struct {
 	start int
 	// embedded marks the edit of an embedded reference.
 	embedded bool
+	// alias marks the edit of an alias node ("*name"): it is replaced by a
+	// scalar holding value, in the style of the node it names.
+	alias bool
 }
 
 var bom = []byte("\xef\xbb\xbf")
@@ -90,7 +93,7 @@ func splice(data []byte, edits []edit) ([]byte, error) {
 // values, which hold exactly their new values.
 func spliceVerified(data []byte, root *yaml.Node, edits []edit) ([]byte, error) {
 	out, err := splice(data, edits)
-	if err != nil || !hasSub(edits) {
+	if err != nil || !hasSub(edits) && !hasAlias(edits) {
 		return out, err
 	}
 	var got yaml.Node
@@ -141,6 +144,13 @@ func expectedValues(edits []edit) map[*yaml.Node]string {
 // that the nodes of a have the values in want. It returns the path of the
 // first difference.
 func sameTree(a, b *yaml.Node, want map[*yaml.Node]string, path string) (string, bool) {
+	if v, ok := want[a]; ok && a.Kind == yaml.AliasNode {
+		// An alias replaced by a value.
+		if b.Kind != yaml.ScalarNode || b.Value != v || b.ShortTag() != "!!str" {
+			return path, false
+		}
+		return "", true
+	}
 	if a.Kind != b.Kind || a.Tag != b.Tag || a.Style != b.Style || a.Anchor != b.Anchor || len(a.Content) != len(b.Content) {
 		return path, false
 	}
@@ -178,6 +188,15 @@ func joinPath(p, k string) string {
 func hasSub(edits []edit) bool {
 	for _, e := range edits {
 		if e.sub {
+			return true
+		}
+	}
+	return false
+}
+
+func hasAlias(edits []edit) bool {
+	for _, e := range edits {
+		if e.alias {
 			return true
 		}
 	}
@@ -380,6 +399,12 @@ func locate(data []byte, lines []int, n *yaml.Node, value string) (start, end in
 		return 0, 0, "", fmt.Errorf("cannot locate the bytes of %q (%s) at line %d, column %d to rewrite in place", n.Value, what, n.Line, n.Column)
 	}
 	switch {
+	case n.Kind == yaml.AliasNode:
+		tok := "*" + n.Value
+		if !bytes.HasPrefix(rest, []byte(tok)) || n.Alias == nil {
+			return bad("alias")
+		}
+		return off, off + len(tok), literal(value, n.Alias), nil
 	case n.Style&yaml.DoubleQuotedStyle != 0:
 		if len(rest) == 0 || rest[0] != '"' {
 			return bad("double-quoted")

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
@@ -161,8 +161,8 @@ func (c Config) Validate() error {
 		if n == "" {
 			return &ConfigError{Field: "imageList.configMapName", Reason: "required"}
 		}
-		if errs := validation.IsDNS1123Subdomain(n); len(errs) > 0 {
-			return &ConfigError{Field: "imageList.configMapName", Reason: fmt.Sprintf("%q: %s", n, strings.Join(errs, "; "))}
+		if err := checkDNSSubdomain(n); err != nil {
+			return &ConfigError{Field: "imageList.configMapName", Reason: fmt.Sprintf("%q: %v", n, err)}
 		}
 	}
 	return nil
@@ -180,6 +180,22 @@ func (c Config) pathStyle() PathStyle {
 		return PathStyleStrip
 	}
 	return c.PathStyle
+}
+
+// dnsSubdomain is a DNS subdomain name as Kubernetes validates object
+// names (RFC 1123, k8s.io/apimachinery/pkg/util/validation), written here so
+// that importing this package does not pull in the Kubernetes libraries.
+var dnsSubdomain = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+
+// checkDNSSubdomain checks an object name as Kubernetes does.
+func checkDNSSubdomain(s string) error {
+	if len(s) > 253 {
+		return fmt.Errorf("must be no more than 253 characters")
+	}
+	if !dnsSubdomain.MatchString(s) {
+		return fmt.Errorf("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character")
+	}
+	return nil
 }
 
 // splitRegistry splits "host[:port][/prefix]" and validates both parts.

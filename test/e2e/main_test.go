@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 	binDir = dir
 	_, here, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(here), "..", "..")
-	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "./cmd/...")
+	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "./cmd/...", "./cmd/rehost-helm")
 	build.Dir = root
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
@@ -64,6 +64,26 @@ func needTool(t *testing.T, name string) string {
 	}
 	t.Skipf("%s not found on PATH: install it (see .ci/run) to run this end-to-end test", name)
 	return ""
+}
+
+// needHelm4 returns the path of a Helm 4 binary, named by the HELM4
+// environment variable: Helm 4 is also called helm, so .ci/run installs it
+// into a directory of its own instead of PATH, where it would shadow Helm 3.
+// It skips the test when HELM4 is unset, or fails it in CI.
+func needHelm4(t *testing.T) string {
+	t.Helper()
+	p := os.Getenv("HELM4")
+	if p == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("HELM4 is not set: .ci/run installs Helm 4 and sets it; CI must not skip end-to-end tests")
+		}
+		t.Skip("HELM4 is not set: set it to a Helm 4 binary (see .ci/run) to run this end-to-end test")
+	}
+	out, err := exec.Command(p, "version", "--short").Output()
+	if err != nil || !bytes.HasPrefix(out, []byte("v4.")) {
+		t.Fatalf("HELM4=%s is not Helm 4: %q, %v", p, out, err)
+	}
+	return p
 }
 
 // run runs a command and returns its stdout; it fails the test, showing

@@ -49,6 +49,9 @@ type Chart struct {
 	// Images are the images the helm.sh/images annotations declare, of the
 	// chart and of every subchart its values enable.
 	Images []AnnotatedImage `json:"images,omitempty"`
+	// Warnings are Helm's warnings about the chart and its values ("skipped
+	// value for x: Not a table."), each once, in order.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Manifest is one rendered document.
@@ -59,6 +62,10 @@ type Manifest struct {
 	Name string `json:"name"`
 	// Content is the document, without the "# Source:" line.
 	Content string `json:"content"`
+	// Line is the line of its template file's output where Content
+	// starts, for errors and the image report; 0 when unknown, and then
+	// lines count from the document's first line.
+	Line int `json:"line,omitempty"`
 	// Hook holds the helm.sh/hook events of a hook resource
 	// ("pre-install", "test", ...); it is empty for ordinary resources.
 	Hook []string `json:"hook,omitempty"`
@@ -158,9 +165,13 @@ func (c *Chart) Templates() []Template {
 	return out
 }
 
-// AddImages adds the images of the helm.sh/images annotations to rw's
-// image set.
-func (c *Chart) AddImages(rw *manifest.Rewriter) error {
+// AddTo adds the images of the chart's image annotations to rw's image
+// set, and passes Helm's warnings to rw's warning function, each prefixed
+// with the chart's name.
+func (c *Chart) AddTo(rw *manifest.Rewriter) error {
+	for _, msg := range c.Warnings {
+		rw.Warn(fmt.Errorf("%s: %s", c.Name, msg))
+	}
 	for _, a := range c.Images {
 		if err := rw.Add(a.Image, a.Location()); err != nil {
 			return err
@@ -170,15 +181,35 @@ func (c *Chart) AddImages(rw *manifest.Rewriter) error {
 }
 
 // Rewrite rewrites every document with rw and writes them to w as
-// `helm template` prints them (w nil: only collect the images), and adds
-// the annotation images to rw's image set. Each document is named after its
-// template in errors and in the image report.
+// `helm template` prints them (w nil: only collect the images), after
+// AddTo. Each document is named after its template in errors and in the
+// image report, with the line in that template's output.
 func (c *Chart) Rewrite(w io.Writer, rw *manifest.Rewriter) error {
-	if err := c.AddImages(rw); err != nil {
+	if err := c.AddTo(rw); err != nil {
 		return err
 	}
+	return c.RewriteDocuments(w, rw, "")
+}
+
+// RewriteDocuments rewrites the documents rendered from the template file
+// named template, or all of them for "", and writes them to w as `helm
+// template` prints them (w nil: only collect the images). Written for one
+// template, they are the file of that name Templates gives.
+func (c *Chart) RewriteDocuments(w io.Writer, rw *manifest.Rewriter, template string) error {
 	for i, d := range c.Documents() {
-		if err := rw.Rewrite(w, strings.NewReader(d), c.Manifests[i].Name); err != nil {
+		m := c.Manifests[i]
+		if template != "" && m.Name != template {
+			continue
+		}
+		// The lines "---" and "# Source: NAME" that Helm puts before the
+		// document are not the template's.
+		head := len(sourcePrefix) + len(m.Name) + 1
+		if w != nil {
+			if _, err := io.WriteString(w, d[:head]); err != nil {
+				return err
+			}
+		}
+		if err := rw.RewriteAt(w, strings.NewReader(d[head:]), m.Name, max(m.Line, 1)); err != nil {
 			return err
 		}
 	}

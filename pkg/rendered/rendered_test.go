@@ -152,8 +152,15 @@ func TestRewriteErrorsNameTheTemplate(t *testing.T) {
 	c := &Chart{Manifests: []Manifest{{Name: "app/templates/bad.yaml", Content: "kind: Pod\nspec:\n  containers: [{name: c, image: NGINX}]"}}}
 	err = c.Rewrite(nil, rw)
 	var me *manifest.Error
-	if !errors.As(err, &me) || me.Location.File != "app/templates/bad.yaml" || me.Location.Line != 5 {
-		t.Errorf("error %v, want a *manifest.Error at app/templates/bad.yaml:5", err)
+	// Line 3 of the template's output: Helm's "---" and "# Source:" lines
+	// are not the template's.
+	if !errors.As(err, &me) || me.Location.File != "app/templates/bad.yaml" || me.Location.Line != 3 {
+		t.Errorf("error %v, want a *manifest.Error at app/templates/bad.yaml:3", err)
+	}
+	c = &Chart{Manifests: []Manifest{{Name: "app/templates/bad.yaml", Line: 12, Content: "kind: Pod\nspec:\n  containers: [{name: c, image: NGINX}]"}}}
+	err = c.Rewrite(nil, rw)
+	if !errors.As(err, &me) || me.Location.Line != 14 {
+		t.Errorf("error %v, want a *manifest.Error at app/templates/bad.yaml:14 (the document starts at line 12)", err)
 	}
 
 	c = &Chart{Images: []AnnotatedImage{{Chart: "app", Image: "Bad Image"}}}
