@@ -20,8 +20,8 @@ func newFnCmd(s streams) *cobra.Command {
 		Short: "Run as a KRM function (forwards to rehost-fn)",
 		Long: `Run as a KRM function: read a ResourceList on stdin and write it rewritten, with
 results, on stdout. This runs the rehost-fn binary (next to rehost, or on PATH)
-with the same arguments: "rehost fn --help" prints its help. Point kustomize at rehost-fn
-directly to save a process start.`,
+with the same arguments: "rehost fn --help" prints its help. Point kustomize at
+rehost-fn directly to save a process start.`,
 		Example: `  # In a transformer config's annotation:
   #   config.kubernetes.io/function: |
   #     exec: {path: rehost-fn}          # or: {path: rehost, args: [fn]}
