@@ -245,7 +245,7 @@ func checkPins(s streams, images []rewrite.Image, file string, strict bool) erro
 		if len(img.Occurrences) > 0 {
 			where = img.Occurrences[0].String() + ": "
 		}
-		msg := fmt.Sprintf("%s%s has no line in %s: rewritten to %s without a digest", where, img.Source, file, img.Target)
+		msg := fmt.Sprintf("%s%s has no line in %s: its target %s carries no digest", where, img.Source, file, img.Target)
 		if img.Count > 1 {
 			msg += fmt.Sprintf(" (%d places)", img.Count)
 		}

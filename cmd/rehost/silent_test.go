@@ -60,7 +60,7 @@ func TestPinsMissing(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "image: sea.hub:5000/library/nginx:1.25@"+d+"}") || strings.Count(out, "image: sea.hub:5000/library/redis:7}") != 2 {
 		t.Fatalf("code %d, stdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
-	want := "rehost: warning: " + app + ":7: Pod p: spec.containers[1].image: docker.io/library/redis:7 has no line in " + pins + ": rewritten to sea.hub:5000/library/redis:7 without a digest (2 places)"
+	want := "rehost: warning: " + app + ":7: Pod p: spec.containers[1].image: docker.io/library/redis:7 has no line in " + pins + ": its target sea.hub:5000/library/redis:7 carries no digest (2 places)"
 	if !strings.HasPrefix(errOut, want) || strings.Count(errOut, "\n") != 1 {
 		t.Errorf("stderr:\n%s\nwant one warning starting:\n%s", errOut, want)
 	}
