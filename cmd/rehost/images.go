@@ -21,12 +21,15 @@ func newImagesCmd(s streams) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "images [PATH ...]",
 		Short: "List the original images of manifests",
-		Long: `List the images that the given manifests pull, as they were written before any
-rewriting, fully qualified, sorted and unique: a sealer imageList file.
+		Long: `List the images to cache in the private registry: the images the given
+manifests pull that move there, as they were written before any rewriting,
+fully qualified, sorted and unique: a sealer imageList file. Images left where
+they are (--exclude) and images already in the target registry are not listed
+in text form; -o json lists every image found, with its action.
 
 Output formats (-o):
-  text     one image per line, docker.io/library/nginx:1.25 (":latest" made explicit)
-  json     objects with source, target, action and every place it occurs
+  text     the images to cache, one per line, docker.io/library/nginx:1.25 (":latest" made explicit)
+  json     every image found: source, target, action (rewritten, excluded, in-target) and every place it occurs
   mapping  "source<TAB>target" lines for the images that move, for copy loops
 
 Image references embedded in strings (container args and command, env values,
@@ -99,6 +102,9 @@ func printImages(w io.Writer, format string, images []rewrite.Image) error {
 		}
 	default:
 		for _, img := range images {
+			if img.Action != rewrite.Rewritten {
+				continue // not to cache: excluded, or in the target already
+			}
 			if _, err := fmt.Fprintln(w, img.Source); err != nil {
 				return err
 			}

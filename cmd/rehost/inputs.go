@@ -42,6 +42,9 @@ func hintStdin(s streams, args []string, command string) {
 
 // openPaths expands command-line paths into streams; charts are rendered.
 func openPaths(args []string, hf *helmFlags, rw *manifest.Rewriter, s streams) ([]stream, error) {
+	if len(args) == 0 {
+		args = []string{"-"} // no PATH: standard input
+	}
 	inputs, err := manifest.ExpandPaths(args)
 	if err != nil {
 		return nil, err

@@ -82,7 +82,11 @@ input files.`,
 			if err != nil {
 				return err
 			}
-			inputs, err := manifest.ExpandPaths(args)
+			paths := args
+			if len(paths) == 0 {
+				paths = []string{"-"} // no PATH: standard input
+			}
+			inputs, err := manifest.ExpandPaths(paths)
 			if err != nil {
 				return err
 			}
@@ -121,11 +125,11 @@ input files.`,
 			switch imageList {
 			case "":
 			case "-":
-				for _, img := range rw.Sources() {
+				for _, img := range rw.ToCache() {
 					fmt.Fprintln(&stdout, img)
 				}
 			default:
-				if err := writeImageList(&files, imageList, rw.Sources()); err != nil {
+				if err := writeImageList(&files, imageList, rw.ToCache()); err != nil {
 					return err
 				}
 			}
@@ -147,7 +151,7 @@ input files.`,
 	hf.register(cmd)
 	cmd.Flags().StringVar(&outputDir, "output-dir", "", "write one file per input file under `DIR`, at the same relative path")
 	cmd.Flags().BoolVar(&inPlace, "in-place", false, "replace the input files (atomically, only when every input succeeded)")
-	cmd.Flags().StringVar(&imageList, "image-list", "", "also write the original images, one per line, to `FILE` (\"-\": stdout, with --output-dir or --in-place)")
+	cmd.Flags().StringVar(&imageList, "image-list", "", "also write the images to cache in the target registry (original references of the images that move; not excluded ones, not those already there), one per line, to `FILE` (\"-\": stdout, with --output-dir or --in-place)")
 	cmd.Flags().StringVar(&pinsFile, "pins", "", "pin rewritten images to digests from `FILE` (SOURCE<TAB>TARGET@sha256 lines, as printed by rehost mirror --pin); an image without a line is rewritten unpinned, with a warning")
 	cmd.Flags().BoolVar(&pinsStrict, "pins-strict", false, "with --pins: an image without a line in the pins file is an error (nothing is written)")
 	return cmd

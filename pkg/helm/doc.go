@@ -15,7 +15,24 @@
 // the chart's charts/ directory (`helm dependency build`), values files are
 // read locally, and lookup returns nothing.
 //
-// Importing this package links Helm, whose initialisation costs tens of
+// Helm 3 prints its warnings about a chart's values with the standard
+// library's global logger (helm.sh/helm/v3/pkg/chartutil calls log.Printf
+// and has no per-call hook). A render redirects that logger for its
+// duration and restores its output, flags and prefix before it returns;
+// the warnings, each once, are in [rendered.Chart.Warnings] and reach the
+// warning function of the [manifest.Rewriter] the chart is rewritten with.
+// Renders in one process take turns, and lines that other goroutines write
+// to the standard logger during a render are taken for Helm's.
+//
+// Errors and image occurrences name the template file and the line in that
+// template's output. Helm keeps each document trimmed and sorted by kind,
+// so the templates are rendered once more to find where each document
+// stands; a document that calls a random function (genCA, randAlphaNum)
+// is not found again, and its lines count from its first line.
+//
+// This package is a Go module of its own, github.com/rehost/rehost/pkg/helm,
+// so that programs that only rewrite manifests do not get Helm and the
+// Kubernetes libraries in their module graph. Importing it links Helm, whose initialisation costs tens of
 // milliseconds and megabytes at program start; programs that only consume
 // rendered charts import [rendered] alone.
 package helm

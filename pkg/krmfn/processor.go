@@ -88,12 +88,12 @@ func (Processor) Process(rl *framework.ResourceList) error {
 	}
 
 	if cfg.ImageList != nil {
-		cm, err := setImageList(&rl.Items, cfg.ImageList.ConfigMapName, rw.Sources())
+		cm, err := setImageList(&rl.Items, cfg.ImageList.ConfigMapName, rw.ToCache())
 		if err != nil {
 			return fail(rl, framework.Results{{Message: fmt.Sprintf("image list ConfigMap %s: %v", cfg.ImageList.ConfigMapName, err), Severity: framework.Error}})
 		}
 		rl.Results = append(rl.Results, &framework.Result{
-			Message:     fmt.Sprintf("image list written to data.%s: %d images", ImageListKey, len(rw.Sources())),
+			Message:     fmt.Sprintf("image list written to data.%s: %d images", ImageListKey, len(rw.ToCache())),
 			Severity:    framework.Info,
 			ResourceRef: ref(cm),
 		})
@@ -175,6 +175,7 @@ func itemResult(err error, sev framework.Severity, id *yaml.ResourceIdentifier, 
 	switch {
 	case errors.As(err, &ce):
 		// Names both sources and where they occur; this item holds the second.
+		r.Message = ce.Error()
 		r.Field = &framework.Field{Path: ce.Second.Location.Field}
 	case errors.As(err, &me):
 		r.Message = me.Err.Error()

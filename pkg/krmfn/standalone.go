@@ -1,6 +1,7 @@
 package krmfn
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -28,7 +29,8 @@ type Input struct {
 // the first file's last document and hides its images).
 //
 // The results name the input of each resource (Result.File.Path) unless
-// the resource carries a config.kubernetes.io/path annotation of its own.
+// the resource carries a config.kubernetes.io/path annotation of its own;
+// lines in messages (collisions, duplicate keys) are lines of the input.
 // On success the rewritten resources are written to w as a plain YAML
 // stream, in input order, and Standalone returns the results (info and
 // warnings) and nil. When any result is an error, nothing is written and
@@ -39,9 +41,9 @@ func Standalone(fc *yaml.RNode, inputs []Input, w io.Writer) (framework.Results,
 	// before writing, so the output carries only the resources' own.
 	set := map[*yaml.RNode]bool{}
 	for _, in := range inputs {
-		nodes, err := (&kio.ByteReader{Reader: in.Reader, OmitReaderAnnotations: true}).Read()
+		nodes, err := readStream(in)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", in.Name, err)
+			return nil, err
 		}
 		for i, n := range nodes {
 			if p, _, _ := kioutil.GetFileAnnotations(n); p == "" {
@@ -67,4 +69,28 @@ func Standalone(fc *yaml.RNode, inputs []Input, w io.Writer) (framework.Results,
 		}
 	}
 	return rl.Results, kio.ByteWriter{Writer: w}.Write(rl.Items)
+}
+
+// readStream decodes the documents of one input as one YAML stream, so
+// that node positions are lines of the input (kyaml's ByteReader decodes
+// each document on its own, positions counted from the document's start).
+// Empty documents are skipped; a List stays a List (the finder walks its
+// items).
+func readStream(in Input) ([]*yaml.RNode, error) {
+	dec := yaml.NewDecoder(in.Reader)
+	var out []*yaml.RNode
+	for {
+		doc := &yaml.Node{}
+		err := dec.Decode(doc)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", in.Name, err)
+		}
+		if yaml.IsYNodeEmptyDoc(doc) || yaml.IsMissingOrNull(yaml.NewRNode(doc)) {
+			continue
+		}
+		out = append(out, yaml.NewRNode(doc))
+	}
 }

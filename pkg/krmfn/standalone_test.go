@@ -100,3 +100,28 @@ items:
 		}
 	}
 }
+
+// TestStandaloneLines: lines in messages are lines of the input file, also
+// for its later documents (kyaml's reader would count them from each
+// document's start).
+func TestStandaloneLines(t *testing.T) {
+	in := "# header\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\n" +
+		"apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: main\n    image: nginx:1.25\n    image: nginx:1.26\n"
+	var out bytes.Buffer
+	res, err := krmfn.Standalone(nil, []krmfn.Input{{Name: "app.yaml", Reader: strings.NewReader(in)}}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var warnings []string
+	for _, r := range res {
+		if r.Severity == framework.Warning {
+			warnings = append(warnings, r.Message)
+		}
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], `duplicate key "image" (lines 14, 15)`) {
+		t.Errorf("warnings %q, want one naming lines 14 and 15", warnings)
+	}
+	if !strings.Contains(out.String(), "image: sea.hub:5000/library/nginx:1.25\n    image: sea.hub:5000/library/nginx:1.26\n") {
+		t.Errorf("output:\n%s", out.String())
+	}
+}

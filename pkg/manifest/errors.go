@@ -9,6 +9,11 @@ import (
 
 // Error is an error in an input, with where it occurred: the file (or
 // "<stdin>"), the line and, where known, the object and the field path.
+// Every input error the package returns is one (several are joined with
+// errors.Join); its Err is the cause, which errors.As and errors.Is reach
+// through it: a *rewrite.InvalidReferenceError, a *rewrite.CollisionError
+// (located at the second of the two images), ErrNotString, or a message
+// (malformed YAML, invalid UTF-8, an alias shared with a non-image field).
 type Error struct {
 	Location rewrite.Location
 	Err      error

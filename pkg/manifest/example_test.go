@@ -1,6 +1,7 @@
 package manifest_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -60,4 +61,35 @@ func ExampleRewriter_Filter() {
 	//     spec:
 	//       containers:
 	//       - image: harbor.local/mirror/org/app:v2
+}
+
+// Errors are *manifest.Error values with the place in the input; they wrap
+// the cause: a *rewrite.InvalidReferenceError, a *rewrite.CollisionError,
+// ErrNotString. A run reports up to 20 of them, joined.
+func ExampleError() {
+	in := `kind: Pod
+metadata: {name: web}
+spec:
+  containers:
+  - {name: a, image: "Nginx:1.25"}
+  - {name: b, image: 42}
+`
+	rw, err := manifest.New(rewrite.Config{})
+	if err != nil {
+		panic(err)
+	}
+	_, err = rw.RewriteBytes([]byte(in), "pod.yaml")
+	for _, err := range err.(interface{ Unwrap() []error }).Unwrap() {
+		var e *manifest.Error
+		var invalid *rewrite.InvalidReferenceError
+		switch {
+		case errors.As(err, &invalid) && errors.As(err, &e):
+			fmt.Printf("%s:%d: %s: invalid %q\n", e.Location.File, e.Location.Line, e.Location.Field, invalid.Value)
+		case errors.Is(err, manifest.ErrNotString) && errors.As(err, &e):
+			fmt.Printf("%s:%d: %s: not a string\n", e.Location.File, e.Location.Line, e.Location.Field)
+		}
+	}
+	// Output:
+	// pod.yaml:5: spec.containers[0].image: invalid "Nginx:1.25"
+	// pod.yaml:6: spec.containers[1].image: not a string
 }

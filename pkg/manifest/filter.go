@@ -22,12 +22,7 @@ func (rw *Rewriter) Filter() kio.Filter {
 	return kio.FilterFunc(func(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
 		var errs []error
 		for _, rn := range nodes {
-			// Node positions are in the stream kyaml parsed: the file's own
-			// only when no annotation names another file.
-			file, inStream := "<input>", true
-			if p, _, err := kioutil.GetFileAnnotations(rn); err == nil && p != "" {
-				file, inStream = p, false
-			}
+			file, inStream := location(rn)
 			fields, emb := rw.finder.find(rn.YNode(), true)
 			ms, res := rw.mapAll(fields, emb, func(f Field) rewrite.Location {
 				loc := rewrite.Location{File: file, Kind: f.Kind, Namespace: f.Namespace, Name: f.Name, Field: f.Path}
@@ -57,6 +52,23 @@ func (rw *Rewriter) Filter() kio.Filter {
 		}
 		return nodes, nil
 	})
+}
+
+// location names the file of a resource from kyaml's path annotations
+// (internal.config.kubernetes.io/path, config.kubernetes.io/path), and says
+// whether its node positions are lines of that file. kyaml's readers parse
+// each document of a file on its own, so positions are the document's:
+// lines of the file for its first document (index annotation 0) read from
+// the file itself (its root at column 1), not for later documents or for
+// the items of a ResourceList (positions in the list); then errors name
+// the file without a line. Without a path annotation the positions are
+// those of the stream kyaml read, "<input>".
+func location(rn *yaml.RNode) (file string, lines bool) {
+	p, index, err := kioutil.GetFileAnnotations(rn)
+	if err != nil || p == "" {
+		return "<input>", true
+	}
+	return p, (index == "" || index == "0") && rn.YNode().Column == 1
 }
 
 // applyEdits sets the new values on the edited nodes; an edited alias

@@ -11,15 +11,18 @@ import (
 )
 
 // ReadImageList adds the images of an image list (sealer's imageList
-// format: one reference a line; blank lines and lines starting with "#"
-// are skipped) to the image set, as if found at their lines of name.
+// format: one reference a line; blank lines are skipped, and "#" at the
+// start of a line or after white space starts a comment) to the image set, as if found at their lines of name.
 // Invalid references are errors naming the line; every line is read.
 func (rw *Rewriter) ReadImageList(r io.Reader, name string) error {
 	var errs []error
 	sc := bufio.NewScanner(r)
 	for line := 1; sc.Scan(); line++ {
-		v := strings.TrimSpace(sc.Text())
-		if v == "" || strings.HasPrefix(v, "#") {
+		v := sc.Text()
+		if i := strings.Index(v, "#"); i >= 0 && (i == 0 || v[i-1] == ' ' || v[i-1] == '\t') {
+			v = v[:i] // a comment: the whole line, or after white space
+		}
+		if v = strings.TrimSpace(v); v == "" {
 			continue
 		}
 		if err := rw.Add(v, rewrite.Location{File: name, Line: line, Origin: "image list"}); err != nil {

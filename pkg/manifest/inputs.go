@@ -34,14 +34,15 @@ func (in Input) Name() string {
 // manifestExts are the file extensions read when walking a directory.
 var manifestExts = map[string]bool{".yaml": true, ".yml": true, ".json": true}
 
-// ExpandPaths turns command-line paths into inputs: "-" (or no path at all)
-// is standard input; a file is itself; a directory is walked recursively in
+// ExpandPaths turns command-line paths into inputs: "-" is standard input
+// (no path gives no input: reading standard input then is the caller's
+// choice); a file is itself; a directory is walked recursively in
 // lexical order for *.yaml, *.yml and *.json files, except that a directory
 // holding a Chart.yaml is a chart (its templates are never read as
 // manifests) and a *.tgz file is a packaged chart.
 func ExpandPaths(paths []string) ([]Input, error) {
 	if len(paths) == 0 {
-		return []Input{{Path: "-", Rel: "stdin.yaml"}}, nil
+		return nil, nil
 	}
 	var out []Input
 	for _, p := range paths {

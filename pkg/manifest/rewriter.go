@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/rehost/rehost/pkg/rewrite"
@@ -54,8 +55,14 @@ func ListEmbedded() Option { return func(r *Rewriter) { r.listEmbedded = true } 
 
 // Rewriter rewrites the images of manifest streams and collects every image
 // it meets. Each call adds to the same image set, so collisions are found
-// across all the inputs of a run. A Rewriter is not safe for concurrent use.
+// across all the inputs of a run. A Rewriter is safe for concurrent use:
+// calls from several goroutines add to its one image set (which of two
+// colliding images counts as the first then depends on timing), and its
+// warning function is called by one goroutine at a time. Use one Rewriter
+// per independent run.
 type Rewriter struct {
+	// mu guards the image sets and the warning function.
+	mu          sync.Mutex
 	mapper      *rewrite.Mapper
 	finder      *Finder
 	skipInvalid bool
@@ -94,21 +101,47 @@ func New(c rewrite.Config, opts ...Option) (*Rewriter, error) {
 // Images returns every image met so far, sorted by source: the images of
 // image fields, and the embedded references when they are rewritten
 // (Config.RewriteEmbedded) or listed (ListEmbedded).
-func (rw *Rewriter) Images() []rewrite.Image { return rw.set.Images() }
+func (rw *Rewriter) Images() []rewrite.Image {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	return rw.set.Images()
+}
 
 // Embedded returns every image reference embedded in a string value met so
 // far, whether listed, rewritten or not, sorted by source; each occurrence
 // has Location.Embedded set.
-func (rw *Rewriter) Embedded() []rewrite.Image { return rw.emb.Images() }
+func (rw *Rewriter) Embedded() []rewrite.Image {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	return rw.emb.Images()
+}
 
 // EmbeddedLeftOut returns the embedded references met so far that are
 // neither in Images nor rewritten: all of them by default; with
 // Config.RewriteEmbedded those that could not be rewritten in place.
-func (rw *Rewriter) EmbeddedLeftOut() []rewrite.Image { return rw.left.Images() }
+func (rw *Rewriter) EmbeddedLeftOut() []rewrite.Image {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	return rw.left.Images()
+}
 
-// Sources returns the sorted unique fully qualified source images met so
-// far: a sealer imageList.
-func (rw *Rewriter) Sources() []string { return rw.set.Sources() }
+// Sources returns every source image met so far (see Images), fully
+// qualified, sorted and unique, whatever the mapping did to it.
+func (rw *Rewriter) Sources() []string {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	return rw.set.Sources()
+}
+
+// ToCache returns the images met so far that move to the target registry,
+// fully qualified, sorted and unique: what to cache there before the
+// cluster pulls them, a sealer imageList. Excluded images and images
+// already in the target registry are not in it.
+func (rw *Rewriter) ToCache() []string {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	return rw.set.ToCache()
+}
 
 // RewriteBytes rewrites one stream held in memory. name is used in errors
 // and in the image report.
@@ -200,7 +233,7 @@ func (rw *Rewriter) RewriteAt(w io.Writer, r io.Reader, name string, line int) e
 					out = s.docs[k].data
 				}
 				if _, err := w.Write(out); err != nil {
-					errs = append(errs, writeError{err})
+					errs = append(errs, writeError{fmt.Errorf("%s: writing the output: %w", name, err)})
 				}
 			}
 		}
@@ -267,10 +300,12 @@ type result struct {
 // to their reports, its warnings to the warning function. It returns the
 // document's errors. The stream pipeline and the kio filter share it.
 func (rw *Rewriter) record(res result) []error {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
 	errs := res.errs
 	for _, o := range res.occ {
 		if err := rw.set.Add(o); err != nil {
-			errs = append(errs, err)
+			errs = append(errs, &Error{Location: o.Location, Err: err})
 		}
 	}
 	for _, o := range res.emb {
@@ -672,12 +707,21 @@ func (rw *Rewriter) Add(value string, loc rewrite.Location) error {
 		return &Error{Location: loc, Err: err}
 	}
 	loc.Value = value
-	return rw.set.Add(rewrite.Occurrence{Mapping: m, Location: loc})
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	if err := rw.set.Add(rewrite.Occurrence{Mapping: m, Location: loc}); err != nil {
+		return &Error{Location: loc, Err: err}
+	}
+	return nil
 }
 
 // Warn passes a warning to the Rewriter's warning function (see
 // WithWarnings), for callers that read images from other sources.
-func (rw *Rewriter) Warn(err error) { rw.warn(err) }
+func (rw *Rewriter) Warn(err error) {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	rw.warn(err)
+}
 
 // Mapper returns the Rewriter's mapper.
 func (rw *Rewriter) Mapper() *rewrite.Mapper { return rw.mapper }

@@ -83,13 +83,28 @@ func (s *ImageSet) Images() []Image {
 	return out
 }
 
-// Sources returns the sorted, unique, fully qualified source images: the
-// content of a sealer imageList file.
+// Sources returns every source image found, fully qualified, sorted and
+// unique, whatever its mapping did: excluded images and images already in
+// the target registry included.
 func (s *ImageSet) Sources() []string {
-	imgs := s.Images()
-	out := make([]string, len(imgs))
-	for i, img := range imgs {
-		out[i] = img.Source
+	var out []string
+	for _, img := range s.Images() {
+		out = append(out, img.Source)
+	}
+	return out
+}
+
+// ToCache returns the images to cache in the target registry before the
+// cluster pulls them, fully qualified, sorted and unique: the sources of
+// the images that move there (Action Rewritten). Excluded images stay
+// where they are, and images already in the target registry are cached
+// already. It is the content of a sealer imageList file.
+func (s *ImageSet) ToCache() []string {
+	var out []string
+	for _, img := range s.Images() {
+		if img.Action == Rewritten {
+			out = append(out, img.Source)
+		}
 	}
 	return out
 }

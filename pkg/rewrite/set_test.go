@@ -1,6 +1,9 @@
 package rewrite
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestImageSetFirstOnly(t *testing.T) {
 	m, _ := NewMapper(Config{})
@@ -34,6 +37,38 @@ func TestImageSetNoCollisions(t *testing.T) {
 		}
 		if (err == nil) != noCollisions || (noCollisions && s.Len() != 2) {
 			t.Errorf("NoCollisions=%v: err %v, %d images", noCollisions, err, s.Len())
+		}
+	}
+}
+
+// TestSourcesAndToCache: Sources lists every image found; ToCache only
+// those that move to the target registry.
+func TestSourcesAndToCache(t *testing.T) {
+	m, err := NewMapper(Config{Exclude: []string{"quay.io"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s ImageSet
+	for _, img := range []string{"nginx:1.25", "quay.io/x/y:1", "sea.hub:5000/library/busybox:1", "redis"} {
+		mp, err := m.Map(img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Add(Occurrence{Mapping: mp}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		name string
+		got  []string
+		want string
+	}{
+		{"Sources", s.Sources(), "docker.io/library/nginx:1.25 docker.io/library/redis:latest quay.io/x/y:1 sea.hub:5000/library/busybox:1"},
+		{"ToCache", s.ToCache(), "docker.io/library/nginx:1.25 docker.io/library/redis:latest"},
+	}
+	for _, tt := range tests {
+		if got := strings.Join(tt.got, " "); got != tt.want {
+			t.Errorf("%s = %s, want %s", tt.name, got, tt.want)
 		}
 	}
 }

@@ -52,3 +52,18 @@ func itoa(i int) string {
 	b, _ := json.Marshal(i)
 	return string(b)
 }
+
+// TestChartWarningsOnce: Helm's warnings about a chart's values reach
+// rehost's stderr once each, prefixed with the chart.
+func TestChartWarningsOnce(t *testing.T) {
+	for _, cmd := range []string{"images", "rewrite"} {
+		_, stderr, err := runErr(nil, rehostBin(), cmd, testChart("warnings"), "--set", "resources.limits=big")
+		if err != nil {
+			t.Fatalf("rehost %s: %v\n%s", cmd, err, stderr)
+		}
+		const want = "rehost: warning: warnings: warning: cannot overwrite table with non table for warnings.resources.limits"
+		if n := strings.Count(string(stderr), want); n != 1 || strings.Count(string(stderr), "cannot overwrite") != 1 {
+			t.Errorf("rehost %s stderr:\n%s\nwant %q once", cmd, stderr, want)
+		}
+	}
+}
