@@ -174,3 +174,29 @@ func TestStdinTerminalHint(t *testing.T) {
 		t.Error("a pipe or a string reader taken for a terminal")
 	}
 }
+
+// TestDuplicateKeysCLI: files joined without "---" and a duplicated image
+// key: rehost images lists every image, rewrite rewrites every value, and
+// stderr names the file and line of each problem.
+func TestDuplicateKeysCLI(t *testing.T) {
+	in := "apiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec:\n  ports: [{port: 80}]\n" +
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers:\n  - name: c\n    image: nginx:1.25\n    image: nginx:1.26\n"
+	dir := writeFiles(t, map[string]string{"app.yaml": in})
+	app := dir + "/app.yaml"
+	out, errOut, code := rehost(t, "", "images", app)
+	if code != 0 || out != "docker.io/library/nginx:1.25\ndocker.io/library/nginx:1.26\n" {
+		t.Errorf("images: code %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	for _, want := range []string{
+		"rehost: warning: " + app + `:6: Pod web: no "---" line before this object`,
+		"rehost: warning: " + app + `:13: Pod web: spec.containers[0].image: duplicate key "image" (lines 12, 13)`,
+	} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("images stderr:\n%s\nwant a line starting %q", errOut, want)
+		}
+	}
+	out, _, code = rehost(t, "", "rewrite", app)
+	if code != 0 || !strings.Contains(out, "    image: sea.hub:5000/library/nginx:1.25\n    image: sea.hub:5000/library/nginx:1.26\n") {
+		t.Errorf("rewrite: code %d:\n%s", code, out)
+	}
+}
