@@ -6,9 +6,10 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo deve
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
 # The Go modules of this repository (go.work ties them together): the core,
-# the Helm renderer and the rehost-helm companion that links it.
-MODULES  := . pkg/helm cmd/rehost-helm
-PACKAGES := ./... ./pkg/helm/... ./cmd/rehost-helm/...
+# the Helm renderer, the rehost-helm companion that links it, and the proof
+# that the Go post-renderer fits Helm 4 (which only that module links).
+MODULES  := . pkg/helm cmd/rehost-helm test/helm4compat
+PACKAGES := ./... ./pkg/helm/... ./cmd/rehost-helm/... ./test/helm4compat/...
 
 .PHONY: help build test e2e lint modules fuzz bench bench-data bench-peers clean
 

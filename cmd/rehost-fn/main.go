@@ -67,15 +67,22 @@ on stdout. Exit non-zero, with the error results on stderr, on any error
 
 The functionConfig is a RewriteConfig (apiVersion rehost.dev/v1alpha1, the same
 schema as "rehost rewrite --config") or a ConfigMap whose data holds registry,
-pathStyle, exclude (comma-separated), skipInvalid and imageList. With
+pathStyle, exclude (comma-separated), skipInvalid, noNamedEmbedded,
+noAddRegistry and imageList. With
 imageList: {configMapName: NAME} the function also adds (or updates) the
 ConfigMap NAME holding the sorted image list under data.imageList.
 
+Results: an info per rewritten image and per registry setting added (tigera's
+Installation spec.registry), a warning per operator that starts images no
+manifest names and one for the embedded references in free text left as
+written, as "rehost rewrite" prints them. When the function fails, only the
+errors and warnings: no info result claims what the orchestrator discards.
+
 Given files, it runs standalone: CONFIG is the functionConfig, FILE... the
 resources (- for stdin; no FILE: stdin), each file read as a YAML stream of its
-own, in the order given. The rewritten resources are printed unwrapped on stdout, warnings and
-errors (naming the file, resource and field) on stderr; on any error nothing is
-printed on stdout.`
+own, in the order given. The rewritten resources are printed unwrapped on
+stdout, warnings and errors (naming the file, resource and field) on stderr; on
+any error nothing is printed on stdout.`
 	cmd.Example = strings.ReplaceAll(`  # As a kustomize transformer: list rehost.yaml under transformers: in
   # kustomization.yaml (see testdata/examples/kustomize), where rehost.yaml is
   #   apiVersion: rehost.dev/v1alpha1

@@ -41,6 +41,7 @@ func hintStdin(s streams, args []string, command string) {
 }
 
 // openPaths expands command-line paths into streams; charts are rendered.
+// Image lists (files named imageList) are read into rw at once.
 func openPaths(args []string, hf *helmFlags, rw *manifest.Rewriter, s streams) ([]stream, error) {
 	if len(args) == 0 {
 		args = []string{"-"} // no PATH: standard input
@@ -69,6 +70,10 @@ func openStreams(inputs []manifest.Input, hf *helmFlags, rw *manifest.Rewriter, 
 	for _, in := range inputs {
 		charts = charts || in.Chart
 		switch {
+		case in.ImageList:
+			if err := readImageList(rw, in.Path, s.in); err != nil {
+				return nil, err
+			}
 		case in.Path == "-":
 			out = append(out, stream{name: in.Name(), rel: in.Rel, open: func() (io.ReadCloser, error) { return io.NopCloser(s.in), nil }})
 		case in.Chart:

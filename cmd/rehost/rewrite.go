@@ -32,10 +32,19 @@ func newRewriteCmd(s streams) *cobra.Command {
 write the result to stdout. Everything but the rewritten image values is kept
 byte for byte: comments, key order, quoting, JSON stays JSON.
 
-Image references embedded in strings (container args and command, env values,
-ConfigMap data, annotations) are found but left as written unless
+Image references embedded in strings whose flag or env var name says image
+(--*-image=VALUE, *_IMAGE and RELATED_IMAGE_* env values,
+--prometheus-config-reloader=) are rewritten in place and listed by default
+(--no-named-embedded leaves them as written). Those in free text (ConfigMap data,
+annotations, other args) are found but left as written unless
 --rewrite-embedded (config rewriteEmbedded: true) is given; one line on stderr
 says how many were left.
+
+Registry settings of operators are rewritten the same way (tigera Installation
+spec.registry, IstioOperator and Sail hubs), and tigera's spec.registry is added
+when absent (in strip style; --no-add-registry reports it instead): one line on
+stderr per added setting. Images of imageList files in input directories and of
+--images-from join --image-list.
 
 PATH is a file, a directory (walked recursively for *.yaml, *.yml, *.json in
 lexical order) or - for stdin; no PATH reads stdin, so rehost works as a Helm
@@ -139,6 +148,8 @@ input files.`,
 			if err := stdout.Commit(s.out); err != nil {
 				return err
 			}
+			reportSettings(s, rw)
+			reportOperators(s, rw)
 			if mf.loaded.RewriteEmbedded {
 				reportEmbedded(s, rw, "rewritten (see the warnings)", "they are left as written")
 			} else {

@@ -10,7 +10,14 @@ import (
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
-// annotationEntry is one entry of a helm.sh/images annotation (HIP-0015):
+// annotationKeys are the Chart.yaml annotations that list a chart's
+// images, all with the same entry shape: helm.sh/images (Helm HIP-0015),
+// images (the Bitnami and VMware Tanzu catalogues) and artifacthub.io/images
+// (Artifact Hub, with whitelisted and platforms besides).
+var annotationKeys = []string{rendered.AnnotationKey, "images", "artifacthub.io/images"}
+
+// annotationEntry is one entry of an image annotation, helm.sh/images
+// (HIP-0015) here:
 //
 //	annotations:
 //	  helm.sh/images: |
@@ -42,14 +49,18 @@ func annotatedImages(ch *chart.Chart, vals map[string]interface{}) ([]rendered.A
 	)
 	var walk func(c *chart.Chart, path []string) error
 	walk = func(c *chart.Chart, path []string) error {
-		if raw := c.Metadata.Annotations[rendered.AnnotationKey]; strings.TrimSpace(raw) != "" {
+		for _, key := range annotationKeys {
+			raw := c.Metadata.Annotations[key]
+			if strings.TrimSpace(raw) == "" {
+				continue
+			}
 			var entries []annotationEntry
 			if err := yaml.Unmarshal([]byte(raw), &entries); err != nil {
-				return fmt.Errorf("%s/Chart.yaml: annotation %s: %w", c.ChartFullPath(), rendered.AnnotationKey, err)
+				return fmt.Errorf("%s/Chart.yaml: annotation %s: want a list of {name, image} entries: %w", c.ChartFullPath(), key, err)
 			}
 			for i, e := range entries {
 				if e.Image == "" {
-					return fmt.Errorf("%s/Chart.yaml: annotation %s: entry %d has no image", c.ChartFullPath(), rendered.AnnotationKey, i)
+					return fmt.Errorf("%s/Chart.yaml: annotation %s: entry %d has no image", c.ChartFullPath(), key, i)
 				}
 				if e.Condition != "" {
 					if coalesc == nil {
@@ -62,7 +73,7 @@ func annotatedImages(ch *chart.Chart, vals map[string]interface{}) ([]rendered.A
 						continue
 					}
 				}
-				out = append(out, rendered.AnnotatedImage{Chart: c.ChartFullPath(), Index: i, Name: e.Name, Image: e.Image})
+				out = append(out, rendered.AnnotatedImage{Chart: c.ChartFullPath(), Key: key, Index: i, Name: e.Name, Image: e.Image})
 			}
 		}
 		for _, d := range c.Dependencies() {

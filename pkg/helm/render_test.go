@@ -168,8 +168,8 @@ func TestParentManifests(t *testing.T) {
 		}
 	}
 	wantImages := []rendered.AnnotatedImage{
-		{Chart: "parent", Index: 0, Name: "operand", Image: "quay.io/parent/operand:3.1"},
-		{Chart: "parent/charts/worker", Index: 0, Name: "worker-sidecar", Image: "quay.io/sub-b/sidecar:1.2"},
+		{Chart: "parent", Key: "helm.sh/images", Index: 0, Name: "operand", Image: "quay.io/parent/operand:3.1"},
+		{Chart: "parent/charts/worker", Key: "helm.sh/images", Index: 0, Name: "worker-sidecar", Image: "quay.io/sub-b/sidecar:1.2"},
 	}
 	if !reflect.DeepEqual(c.Images, wantImages) {
 		t.Errorf("annotation images %+v, want %+v", c.Images, wantImages)

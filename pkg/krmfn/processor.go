@@ -52,6 +52,7 @@ func (Processor) Process(rl *framework.ResourceList) error {
 	first := len(rl.Results)
 	for _, item := range rl.Items {
 		warnings = warnings[:0]
+		settings := len(rw.Settings())
 		_, err := filter.Filter([]*yaml.RNode{item})
 		id, file := ref(item), fileOf(item)
 		for _, e := range flatten(err) {
@@ -75,6 +76,11 @@ func (Processor) Process(rl *framework.ResourceList) error {
 				Tags:        map[string]string{TagSource: o.Source, TagTarget: o.Target},
 			})
 		}
+		for _, st := range rw.Settings()[settings:] {
+			if msg := st.Message(); msg != "" {
+				rl.Results = append(rl.Results, &framework.Result{Message: msg, Severity: framework.Info, ResourceRef: id, Field: &framework.Field{Path: st.Location.Field}, File: file})
+			}
+		}
 	}
 	if len(errs) > 0 {
 		kept := rl.Results[:first]
@@ -85,6 +91,15 @@ func (Processor) Process(rl *framework.ResourceList) error {
 		}
 		rl.Results = kept
 		return errs
+	}
+	// The CLI's one-line summaries, as warnings.
+	if left := rw.EmbeddedLeftOut(); len(left) > 0 {
+		// On the resource of the first reference left out.
+		msg := manifest.EmbeddedSummary(left, "rewritten", "rewriteEmbedded: true in the config rewrites them")
+		rl.Results = append(rl.Results, &framework.Result{Message: msg, Severity: framework.Warning, ResourceRef: locationRef(left[0].Occurrences[0]), Field: &framework.Field{Path: left[0].Occurrences[0].Field}})
+	}
+	for _, n := range rw.Operators() {
+		rl.Results = append(rl.Results, &framework.Result{Message: n.Message(), Severity: framework.Warning, ResourceRef: locationRef(n.Location)})
 	}
 
 	if cfg.ImageList != nil {
@@ -219,4 +234,13 @@ func fileOf(rn *yaml.RNode) *framework.File {
 	}
 	idx, _ := strconv.Atoi(i)
 	return &framework.File{Path: p, Index: idx}
+}
+
+// locationRef is the resource reference of a location (kind, namespace
+// and name; the location holds no apiVersion).
+func locationRef(l rewrite.Location) *yaml.ResourceIdentifier {
+	return &yaml.ResourceIdentifier{
+		TypeMeta: yaml.TypeMeta{Kind: l.Kind},
+		NameMeta: yaml.NameMeta{Name: l.Name, Namespace: l.Namespace},
+	}
 }

@@ -35,14 +35,14 @@ func TestResults(t *testing.T) {
 		// severity that matters for the case ("" to skip).
 		firstField string
 	}{
-		{name: "rewrite-config", info: 8, firstField: "spec.template.spec.containers[0].image"},
+		{name: "rewrite-config", info: 9, firstField: "spec.template.spec.containers[0].env[0].value"},
 		{name: "configmap-config", info: 2, firstField: "spec.template.spec.containers[1].image"},
 		{name: "no-function-config", info: 1},
 		{name: "skip-invalid", info: 1, warning: 3, firstField: "spec.template.spec.containers[0].image"},
 		{name: "invalid-image", errors: 1, firstField: "spec.template.spec.containers[0].image"},
 		{name: "collision", errors: 1, firstField: "spec.template.spec.containers[0].image"},
 		{name: "image-list-add", info: 4},
-		{name: "image-list-update", info: 2},
+		{name: "image-list-update", info: 2, warning: 1},
 		{name: "bad-config", errors: 1},
 		{name: "unsupported-config-kind", errors: 1},
 		{name: "configmap-bad-key", errors: 1},

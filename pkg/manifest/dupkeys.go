@@ -111,7 +111,7 @@ func (d *dupFinder) walk(n *yaml.Node, depth int) (Field, bool) {
 			for k, i := range group {
 				keys[k] = n.Content[i]
 			}
-			d.out = append(d.out, duplicate{key: keys[0].Value, keys: keys, path: pathString(append(d.path, keys[0].Value)), root: depth == 0, field: f})
+			d.out = append(d.out, duplicate{key: keys[0].Value, keys: keys, path: joinSegments(append(d.path, keys[0].Value)), root: depth == 0, field: f})
 		}
 	case yaml.ScalarNode, yaml.AliasNode:
 		f, ok := d.at[n]
@@ -202,8 +202,8 @@ func sameKeyBefore(m *yaml.Node, i int) bool {
 	return false
 }
 
-// pathString joins path segments as Field.Path does.
-func pathString(segs []string) string {
+// joinSegments joins path segments as Field.Path does.
+func joinSegments(segs []string) string {
 	var b strings.Builder
 	for _, s := range segs {
 		if b.Len() > 0 && !strings.HasPrefix(s, "[") {

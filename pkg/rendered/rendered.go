@@ -11,6 +11,7 @@
 package rendered
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -80,12 +81,14 @@ func (m Manifest) IsHook() bool { return len(m.Hook) > 0 }
 // "---\n# Source: NAME\nCONTENT\n".
 func (m Manifest) Text() string { return sourcePrefix + m.Name + "\n" + m.Content + "\n" }
 
-// AnnotatedImage is an image declared in a chart's helm.sh/images
-// annotation.
+// AnnotatedImage is an image declared in an image annotation of a chart's
+// Chart.yaml: helm.sh/images, images or artifacthub.io/images.
 type AnnotatedImage struct {
 	// Chart is the full path of the chart that declares it, as Helm names
 	// it: "mychart" or "mychart/charts/sub".
 	Chart string `json:"chart"`
+	// Key is the annotation, AnnotationKey when empty.
+	Key string `json:"key,omitempty"`
 	// Index is the position of the entry in the annotation's list.
 	Index int `json:"index"`
 	// Name is the entry's name, if any.
@@ -99,7 +102,7 @@ func (a AnnotatedImage) Location() rewrite.Location {
 	return rewrite.Location{
 		File:   a.Chart + "/Chart.yaml",
 		Name:   a.Name,
-		Field:  fmt.Sprintf("annotations[%s][%d].image", AnnotationKey, a.Index),
+		Field:  fmt.Sprintf("annotations[%s][%d].image", cmp.Or(a.Key, AnnotationKey), a.Index),
 		Origin: OriginAnnotation,
 	}
 }

@@ -380,3 +380,41 @@ func TestFnHelpAndFiles(t *testing.T) {
 		t.Errorf("rehost fn CONFIG a.yaml b.yaml:\n%s\nwant both Pods rewritten", out)
 	}
 }
+
+// TestKustomizeFnRunOperator: through "kustomize fn run", the function
+// sets the tigera Installation's registry, as "rehost rewrite" does, and
+// leaves the other lines of the upstream custom-resources.yaml alone.
+func TestKustomizeFnRunOperator(t *testing.T) {
+	kustomize := needTool(t, "kustomize")
+	dir := t.TempDir()
+	orig, err := os.ReadFile(filepath.Join(repoRoot(), "testdata", "operators", "calico-app", "custom-resources.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "custom-resources.yaml")
+	if err := os.WriteFile(file, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, nil, kustomize, "fn", "run", dir, "--enable-exec", "--exec-path", fnBin(), "--", "registry=sea.hub:5000")
+	got, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A key of the Installation's spec (kyaml places it).
+	inst, _, _ := strings.Cut(string(got), "kind: APIServer")
+	if !strings.Contains(inst, "\n  registry: sea.hub:5000/\n") || strings.Count(string(got), "registry:") != 1 {
+		t.Fatalf("no registry in the Installation's spec:\n%s", got)
+	}
+	// Every original line is still there, in order.
+	rest := string(got)
+	for _, l := range strings.Split(strings.TrimSpace(string(orig)), "\n") {
+		if l = strings.TrimSpace(l); l == "" || l == "---" {
+			continue
+		}
+		i := strings.Index(rest, l)
+		if i < 0 {
+			t.Fatalf("line %q lost or reordered:\n%s", l, got)
+		}
+		rest = rest[i+len(l):]
+	}
+}
