@@ -55,6 +55,9 @@ func (f *mappingFlags) load(cmd *cobra.Command) (rewrite.Config, error) {
 		}
 	}
 	fs := cmd.Flags()
+	if fs.Changed("registry") && f.registry == "" {
+		return c, fmt.Errorf("--registry: %w", rewrite.ErrEmptyRegistry)
+	}
 	if fs.Changed("registry") || c.Registry == "" {
 		c.Registry = f.registry
 	}

@@ -74,6 +74,7 @@ PATH is as for "rehost rewrite".`,
 			}
 			var sts []stream
 			if len(args) > 0 || len(mf.imagesFrom) == 0 { // no PATH: stdin, unless only lists are given
+				hintStdin(s, args, "images")
 				if sts, err = openPaths(args, &hf, rw, s); err != nil {
 					return err
 				}

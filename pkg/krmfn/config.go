@@ -75,6 +75,9 @@ func configMapConfig(fc *yaml.RNode) (rewrite.Config, error) {
 		v := strings.TrimSpace(data[k])
 		switch k {
 		case KeyRegistry:
+			if v == "" {
+				return c, fmt.Errorf("functionConfig ConfigMap: data.%s: %w", k, rewrite.ErrEmptyRegistry)
+			}
 			c.Registry = v
 		case KeyPathStyle:
 			c.PathStyle = rewrite.PathStyle(v)

@@ -32,7 +32,9 @@ var _ framework.ResourceListProcessor = Processor{}
 // Process rewrites the images of rl.Items in place as configured by
 // rl.FunctionConfig and appends its results to rl.Results. When any result
 // is an error it returns those error results (a framework.Results) as its
-// error; rl.Items are then not to be used.
+// error; rl.Items are then not to be used, and the results added are the
+// errors and warnings only: no info result claims an image rewritten in an
+// output the orchestrator discards.
 func (Processor) Process(rl *framework.ResourceList) error {
 	cfg, err := ParseFunctionConfig(rl.FunctionConfig)
 	if err != nil {
@@ -47,6 +49,7 @@ func (Processor) Process(rl *framework.ResourceList) error {
 	filter := rw.Filter()
 	seen := occurrenceCursor{}
 	var errs framework.Results
+	first := len(rl.Results)
 	for _, item := range rl.Items {
 		warnings = warnings[:0]
 		settings := len(rw.Settings())
@@ -80,6 +83,13 @@ func (Processor) Process(rl *framework.ResourceList) error {
 		}
 	}
 	if len(errs) > 0 {
+		kept := rl.Results[:first]
+		for _, r := range rl.Results[first:] {
+			if r.Severity != framework.Info {
+				kept = append(kept, r)
+			}
+		}
+		rl.Results = kept
 		return errs
 	}
 	// The CLI's one-line summaries, as warnings.

@@ -33,6 +33,12 @@ func (rw *Rewriter) Filter() kio.Filter {
 			}
 			ms, res := rw.mapAll(fd.fields, fd.emb, where)
 			res.notes = rw.notes(fd.notes, where)
+			res.warns = append(res.warns, duplicateWarnings(rn.YNode(), fd.fields, fd.emb, file, func(n *yaml.Node) int {
+				if inStream {
+					return n.Line
+				}
+				return 0
+			})...)
 			if len(res.errs) == 0 {
 				edits, warns, errs := planEdits(rn.YNode(), ms)
 				res.warns, res.errs = append(res.warns, warns...), append(res.errs, errs...)

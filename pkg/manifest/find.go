@@ -482,22 +482,42 @@ func (w *walker) addImage(n *yaml.Node, cr bool, extra ...string) {
 	w.add(n, extra...)
 }
 
+// object adds the references of the object in n. A mapping with duplicate
+// keys is walked through every value of each key (see eachValue); one in
+// which apiVersion or kind comes again holds objects run together without
+// "---" (files joined with cat), and each is walked as an object of its own.
 func (w *walker) object(n *yaml.Node) {
 	n = resolve(n)
 	if n.Kind != yaml.MappingNode {
+		return
+	}
+	if objs := runTogether(n); objs != nil {
+		for _, o := range objs {
+			w.object(o)
+		}
 		return
 	}
 	kind := scalar(get(n, "kind"))
 	if kind == "" || kind == crdKind {
 		return
 	}
-	if items := resolve(get(n, "items")); items != nil && items.Kind == yaml.SequenceNode && strings.HasSuffix(kind, "List") {
-		for i, it := range items.Content {
-			w.push("items", index(i))
-			w.object(it)
-			w.pop(2)
+	if strings.HasSuffix(kind, "List") {
+		isList := false
+		eachValue(n, "items", func(v *yaml.Node) {
+			items := resolve(v)
+			if items.Kind != yaml.SequenceNode {
+				return
+			}
+			isList = true
+			for i, it := range items.Content {
+				w.push("items", index(i))
+				w.object(it)
+				w.pop(2)
+			}
+		})
+		if isList {
+			return
 		}
-		return
 	}
 	parent, parentPlaceholder, parentCR := w.obj, w.placeholder, w.cr
 	w.obj = Field{Kind: kind, Name: scalar(get(resolve(get(n, "metadata")), "name")), Namespace: scalar(get(resolve(get(n, "metadata")), "namespace"))}
@@ -512,11 +532,9 @@ func (w *walker) object(n *yaml.Node) {
 	p, builtin := podSpecPaths[kind]
 	w.cr = !builtin
 	if builtin {
-		if spec := lookup(n, p...); spec != nil {
-			w.push(p...)
-			w.podSpec(spec, false)
-			w.pop(len(p))
-		}
+		w.push(p...)
+		eachAt(n, p, func(spec *yaml.Node) { w.podSpec(spec, false) })
+		w.pop(len(p))
 	} else {
 		w.search(n)
 	}
@@ -543,6 +561,70 @@ func (w *walker) object(n *yaml.Node) {
 	}
 }
 
+// runTogether splits a mapping that holds several objects run together
+// (apiVersion or kind written again) into one mapping per object: a new
+// object starts where apiVersion or kind comes again. An object without its
+// own apiVersion, kind or metadata takes those of the object before it, so
+// that a key merely duplicated in one object is still walked. The mappings
+// share m's nodes. It returns nil when m is one object.
+func runTogether(m *yaml.Node) []*yaml.Node {
+	var starts []int
+	seenAPI, seenKind := false, false
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k := m.Content[i]
+		if k.Kind != yaml.ScalarNode || k.Value != "apiVersion" && k.Value != "kind" {
+			continue
+		}
+		seen := &seenKind
+		if k.Value == "apiVersion" {
+			seen = &seenAPI
+		}
+		if *seen {
+			// The object starts at the run of apiVersion and kind keys
+			// just before this one.
+			start := i
+			if j := i - 2; j >= 0 && (m.Content[j].Value == "apiVersion" || m.Content[j].Value == "kind") && m.Content[j].Value != k.Value {
+				start = j
+			}
+			starts = append(starts, start)
+			seenAPI, seenKind = false, false
+			for j := start; j <= i; j += 2 {
+				if m.Content[j].Value == "apiVersion" {
+					seenAPI = true
+				} else {
+					seenKind = true
+				}
+			}
+			continue
+		}
+		*seen = true
+	}
+	if len(starts) == 0 {
+		return nil
+	}
+	bounds := append(append([]int{0}, starts...), len(m.Content))
+	out := make([]*yaml.Node, 0, len(starts)+1)
+	var prev *yaml.Node
+	for i := 0; i+1 < len(bounds); i++ {
+		o := &yaml.Node{Kind: yaml.MappingNode, Tag: m.Tag, Line: m.Line, Column: m.Column}
+		o.Content = append(o.Content, m.Content[bounds[i]:bounds[i+1]]...)
+		if prev != nil {
+			for _, key := range []string{"apiVersion", "kind", "metadata"} {
+				if get(o, key) == nil {
+					for j := 0; j+1 < len(prev.Content); j += 2 {
+						if prev.Content[j].Value == key {
+							o.Content = append(o.Content, prev.Content[j], prev.Content[j+1])
+						}
+					}
+				}
+			}
+		}
+		out = append(out, o)
+		prev = o
+	}
+	return out
+}
+
 // podSpec adds the images of a PodSpec (or of a map holding a container list
 // in a custom resource: cr).
 func (w *walker) podSpec(spec *yaml.Node, cr bool) {
@@ -550,28 +632,36 @@ func (w *walker) podSpec(spec *yaml.Node, cr bool) {
 		return
 	}
 	for _, key := range containerListKeys {
-		list := resolve(get(spec, key))
-		if list == nil || list.Kind != yaml.SequenceNode {
-			continue
-		}
-		for i, c := range list.Content {
-			if img := get(resolve(c), "image"); img != nil {
-				w.addImage(img, cr, key, index(i), "image")
+		eachValue(spec, key, func(l *yaml.Node) {
+			list := resolve(l)
+			if list == nil || list.Kind != yaml.SequenceNode {
+				return
 			}
-			if w.embedded {
-				w.push(key, index(i))
-				w.container(resolve(c))
-				w.pop(2)
+			for i, c := range list.Content {
+				eachValue(resolve(c), "image", func(img *yaml.Node) {
+					w.addImage(img, cr, key, index(i), "image")
+				})
+				if w.embedded {
+					w.push(key, index(i))
+					w.container(resolve(c))
+					w.pop(2)
+				}
 			}
-		}
+		})
 	}
-	if vols := resolve(get(spec, "volumes")); vols != nil && vols.Kind == yaml.SequenceNode {
+	eachValue(spec, "volumes", func(v *yaml.Node) {
+		vols := resolve(v)
+		if vols == nil || vols.Kind != yaml.SequenceNode {
+			return
+		}
 		for i, v := range vols.Content {
-			if ref := get(resolve(get(resolve(v), "image")), "reference"); ref != nil {
-				w.add(ref, "volumes", index(i), "image", "reference")
-			}
+			eachAt(resolve(v), []string{"image"}, func(img *yaml.Node) {
+				eachValue(img, "reference", func(ref *yaml.Node) {
+					w.add(ref, "volumes", index(i), "image", "reference")
+				})
+			})
 		}
-	}
+	})
 }
 
 // search walks a custom resource for container lists.
@@ -615,23 +705,23 @@ func (w *walker) search(n *yaml.Node) {
 func (w *walker) configured(n *yaml.Node, p rewrite.FieldPath) {
 	leaf := p[len(p)-1]
 	w.at(n, p[:len(p)-1], func(m *yaml.Node) {
-		v := get(m, leaf.Key)
-		if v == nil {
-			return
-		}
-		if !leaf.Each {
-			w.addImage(v, w.cr, leaf.Key)
-			if w.embedded && leaf.Key == "image" {
-				w.container(m)
+		container := false
+		eachValue(m, leaf.Key, func(v *yaml.Node) {
+			if !leaf.Each {
+				w.addImage(v, w.cr, leaf.Key)
+				container = w.embedded && leaf.Key == "image"
+				return
 			}
-			return
-		}
-		list := resolve(v)
-		if list.Kind != yaml.SequenceNode {
-			return
-		}
-		for i, it := range list.Content {
-			w.addImage(it, w.cr, leaf.Key, index(i))
+			list := resolve(v)
+			if list.Kind != yaml.SequenceNode {
+				return
+			}
+			for i, it := range list.Content {
+				w.addImage(it, w.cr, leaf.Key, index(i))
+			}
+		})
+		if container {
+			w.container(m)
 		}
 	})
 }
@@ -646,25 +736,23 @@ func (w *walker) at(n *yaml.Node, p rewrite.FieldPath, fn func(m *yaml.Node)) {
 		fn(n)
 		return
 	}
-	v := get(n, p[0].Key)
-	if v == nil {
-		return
-	}
 	w.push(p[0].Key)
 	defer w.pop(1)
-	if !p[0].Each {
-		w.at(v, p[1:], fn)
-		return
-	}
-	list := resolve(v)
-	if list.Kind != yaml.SequenceNode {
-		return
-	}
-	for i, it := range list.Content {
-		w.push(index(i))
-		w.at(it, p[1:], fn)
-		w.pop(1)
-	}
+	eachValue(n, p[0].Key, func(v *yaml.Node) {
+		if !p[0].Each {
+			w.at(v, p[1:], fn)
+			return
+		}
+		list := resolve(v)
+		if list.Kind != yaml.SequenceNode {
+			return
+		}
+		for i, it := range list.Content {
+			w.push(index(i))
+			w.at(it, p[1:], fn)
+			w.pop(1)
+		}
+	})
 }
 
 // composite adds the composed reference of c in map m.
@@ -901,51 +989,57 @@ func (w *walker) container(c *yaml.Node) {
 		return
 	}
 	for _, key := range []string{"command", "args"} {
-		list := resolve(get(c, key))
-		if list == nil || list.Kind != yaml.SequenceNode {
-			continue
-		}
-		ctx := false
-		for i, raw := range list.Content {
-			it := resolve(raw)
-			if !isString(it) {
-				ctx = false
-				continue
+		eachValue(c, key, func(l *yaml.Node) {
+			list := resolve(l)
+			if list.Kind != yaml.SequenceNode {
+				return
 			}
-			w.scanArg(raw, ctx, key, index(i))
-			// "--engine-image" "longhornio/longhorn-engine:v1.7.2": the
-			// flag says image for the next argument.
-			name, ok := flagName(it.Value)
-			ctx = ok && hasImageWord(name)
+			ctx := false
+			for i, raw := range list.Content {
+				it := resolve(raw)
+				if !isString(it) {
+					ctx = false
+					continue
+				}
+				w.scanArg(raw, ctx, key, index(i))
+				// "--engine-image" "longhornio/longhorn-engine:v1.7.2": the
+				// flag says image for the next argument.
+				name, ok := flagName(it.Value)
+				ctx = ok && hasImageWord(name)
+			}
+		})
+	}
+	eachValue(c, "env", func(l *yaml.Node) {
+		env := resolve(l)
+		if env.Kind != yaml.SequenceNode {
+			return
 		}
-	}
-	env := resolve(get(c, "env"))
-	if env == nil || env.Kind != yaml.SequenceNode {
-		return
-	}
-	for i, e := range env.Content {
-		e = resolve(e)
-		raw := get(e, "value")
-		if v := resolve(raw); v == nil || !isString(v) {
-			continue
+		for i, e := range env.Content {
+			e = resolve(e)
+			named := hasImageWord(scalar(get(e, "name")))
+			eachValue(e, "value", func(raw *yaml.Node) {
+				if isString(resolve(raw)) {
+					w.scanNamed(raw, named, named, "env", index(i), "value")
+				}
+			})
 		}
-		named := hasImageWord(scalar(get(e, "name")))
-		w.scanNamed(raw, named, named, "env", index(i), "value")
-	}
+	})
 }
 
 // configMap scans a ConfigMap's data values.
 func (w *walker) configMap(n *yaml.Node) {
-	data := resolve(get(n, "data"))
-	if data == nil || data.Kind != yaml.MappingNode {
-		return
-	}
-	for i := 0; i+1 < len(data.Content); i += 2 {
-		k, raw := data.Content[i].Value, data.Content[i+1]
-		if isString(resolve(raw)) {
-			w.scan(raw, hasImageWord(k), "data", k)
+	eachValue(n, "data", func(d *yaml.Node) {
+		data := resolve(d)
+		if data.Kind != yaml.MappingNode {
+			return
 		}
-	}
+		for i := 0; i+1 < len(data.Content); i += 2 {
+			k, raw := data.Content[i].Value, data.Content[i+1]
+			if isString(resolve(raw)) {
+				w.scan(raw, hasImageWord(k), "data", k)
+			}
+		}
+	})
 }
 
 // pairs scans, everywhere in an object, the values of every
@@ -963,9 +1057,11 @@ func (w *walker) pairs(n *yaml.Node, isMeta bool) {
 	case yaml.MappingNode:
 		if name := resolve(get(n, "name")); name != nil && isString(name) && hasImageWord(name.Value) {
 			for _, key := range []string{"value", "default"} {
-				if raw := get(n, key); raw != nil && isString(resolve(raw)) {
-					w.scanNamed(raw, true, true, key)
-				}
+				eachValue(n, key, func(raw *yaml.Node) {
+					if isString(resolve(raw)) {
+						w.scanNamed(raw, true, true, key)
+					}
+				})
 			}
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -1067,11 +1163,13 @@ func isContainerList(n *yaml.Node) bool {
 		if it.Kind != yaml.MappingNode {
 			return false
 		}
-		if img := resolve(get(it, "image")); img != nil {
-			if !isString(img) {
-				return false
-			}
+		str := true
+		eachValue(it, "image", func(img *yaml.Node) {
+			str = str && isString(resolve(img))
 			found = true
+		})
+		if !str {
+			return false
 		}
 	}
 	return found
@@ -1107,7 +1205,8 @@ func resolve(n *yaml.Node) *yaml.Node {
 }
 
 // get returns the value of key in mapping m, following merge keys ("<<").
-// A duplicated key yields its first value. Each mapping is searched once,
+// A duplicated key yields its first value: where images may lie, use
+// eachValue. Each mapping is searched once,
 // so merges of a mapping into itself, or fan-outs of merges, end quickly.
 func get(m *yaml.Node, key string) *yaml.Node {
 	return getMerged(m, key, nil)
@@ -1145,14 +1244,39 @@ func getMerged(m *yaml.Node, key string, seen map[*yaml.Node]bool) *yaml.Node {
 	return getMerged(merge, key, seen)
 }
 
-func lookup(m *yaml.Node, path ...string) *yaml.Node {
-	for _, k := range path {
-		m = resolve(get(m, k))
-		if m == nil {
-			return nil
+// eachValue calls fn with every value of key in mapping m, in document
+// order: a duplicated key yields each of its values, since a decoder keeps
+// one of them (which one depends on the decoder; some reject the document)
+// and any may be the image deployed. Without the key in m itself, it calls fn with the
+// value a merge key ("<<") gives, if any.
+func eachValue(m *yaml.Node, key string, fn func(v *yaml.Node)) {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return
+	}
+	found := false
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if k := m.Content[i]; k.Value == key && k.Kind == yaml.ScalarNode {
+			found = true
+			fn(m.Content[i+1])
 		}
 	}
-	return m
+	if !found {
+		if v := get(m, key); v != nil {
+			fn(v)
+		}
+	}
+}
+
+// eachAt calls fn with every map at path below m (aliases resolved),
+// through every value of a duplicated key.
+func eachAt(m *yaml.Node, path []string, fn func(m *yaml.Node)) {
+	if len(path) == 0 {
+		if m.Kind == yaml.MappingNode {
+			fn(m)
+		}
+		return
+	}
+	eachValue(m, path[0], func(v *yaml.Node) { eachAt(resolve(v), path[1:], fn) })
 }
 
 func scalar(n *yaml.Node) string {

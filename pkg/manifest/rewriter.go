@@ -427,6 +427,7 @@ func (rw *Rewriter) process(d document, name string, write bool) result {
 	}
 	ms, res := rw.mapAll(fields, emb, where)
 	res.notes = notes
+	res.warns = append(res.warns, duplicateWarnings(&root, fields, emb, name, func(n *yaml.Node) int { return d.line + n.Line - 1 })...)
 	if len(res.errs) > 0 {
 		return res
 	}

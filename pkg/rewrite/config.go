@@ -154,7 +154,9 @@ type ImageListConfig struct {
 }
 
 // LoadConfig decodes a RewriteConfig document. Unknown fields are an error
-// naming the field.
+// naming the field, and so is a registry field written but empty
+// ("registry:" or "registry: \"\"", typically an unset variable): leaving
+// it out means DefaultRegistry.
 func LoadConfig(data []byte) (Config, error) {
 	var c Config
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -165,8 +167,20 @@ func LoadConfig(data []byte) (Config, error) {
 		}
 		return c, fmt.Errorf("config: %s", strings.TrimPrefix(err.Error(), "yaml: "))
 	}
+	if c.Registry == "" {
+		var probe struct {
+			Registry yaml.Node `yaml:"registry"`
+		}
+		if err := yaml.Unmarshal(data, &probe); err == nil && probe.Registry.Kind != 0 {
+			return c, &ConfigError{Field: "registry", Reason: ErrEmptyRegistry.Error()}
+		}
+	}
 	return c, c.Validate()
 }
+
+// ErrEmptyRegistry is the reason given for a registry set to the empty
+// string where a user wrote one (a flag, a config field).
+var ErrEmptyRegistry = errors.New("empty (an unset variable?): give host[:port][/prefix], or leave it out for the default " + DefaultRegistry)
 
 // Validate checks the config and reports the first problem.
 func (c Config) Validate() error {

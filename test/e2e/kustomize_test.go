@@ -348,11 +348,36 @@ func TestFnFailure(t *testing.T) {
 	if err == nil {
 		t.Fatal("rehost fn succeeded on a collision")
 	}
-	if !bytes.HasPrefix(errOut, []byte("rehost-fn: [error] apps/v1/Deployment/team/b spec.template.spec.containers[0].image: image collision:")) {
+	if !bytes.HasPrefix(errOut, []byte("rehost fn: [error] apps/v1/Deployment/team/b spec.template.spec.containers[0].image: image collision:")) {
 		t.Errorf("stderr:\n%s", errOut)
 	}
 	if !bytes.Contains(out, []byte("kind: ResourceList")) || !bytes.Contains(out, []byte("severity: error")) {
 		t.Errorf("stdout has no ResourceList with an error result:\n%s", out)
+	}
+}
+
+// TestFnHelpAndFiles: "rehost fn --help" is rehost-fn's help under the name
+// "rehost fn", and "rehost fn CONFIG FILE..." rewrites every file, also one
+// that does not start with "---".
+func TestFnHelpAndFiles(t *testing.T) {
+	help := string(run(t, nil, rehostBin(), "fn", "--help"))
+	if !strings.Contains(help, "Usage:\n  rehost fn [CONFIG [FILE...]]") || strings.Contains(help, "Usage:\n  rehost-fn") {
+		t.Errorf("rehost fn --help:\n%s", help)
+	}
+	dir := t.TempDir()
+	files := map[string]string{
+		"rehost.yaml": "apiVersion: rehost.dev/v1alpha1\nkind: RewriteConfig\nregistry: sea.hub:5000\n",
+		"a.yaml":      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  containers:\n  - name: main\n    image: nginx:1.25\n",
+		"b.yaml":      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: b\nspec:\n  containers:\n  - name: main\n    image: redis:7\n",
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := string(run(t, nil, rehostBin(), "fn", filepath.Join(dir, "rehost.yaml"), filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml")))
+	if !strings.Contains(out, "image: sea.hub:5000/library/nginx:1.25\n") || !strings.Contains(out, "image: sea.hub:5000/library/redis:7\n") || !strings.Contains(out, "name: b\n") {
+		t.Errorf("rehost fn CONFIG a.yaml b.yaml:\n%s\nwant both Pods rewritten", out)
 	}
 }
 
