@@ -14,7 +14,7 @@ PACKAGES := ./... ./pkg/helm/... ./cmd/rehost-helm/... ./test/helm4compat/...
 .PHONY: help build test e2e lint modules fuzz bench bench-data bench-peers clean
 
 help: ## list targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
 build: ## build bin/rehost, bin/rehost-helm and bin/rehost-fn
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/... ./cmd/rehost-helm
@@ -30,10 +30,11 @@ lint: modules ## gofmt, go vet, and every module tidy and buildable on its own
 	$(GO) vet $(PACKAGES)
 
 modules: ## each module builds without go.work and its go.mod is tidy
-	@for m in $(MODULES); do echo "module $$m"; (cd $$m && GOWORK=off $(GO) mod tidy -diff && GOWORK=off $(GO) build ./...) || exit 1; done
+	@for m in $(MODULES); do echo "module $$m"; (cd $$m && GOWORK=off $(GO) mod tidy -diff && GOWORK=off $(GO) build -o /dev/null ./...) || exit 1; done
 
 fuzz: ## a short run of every fuzz target
-	$(GO) test -run '^$$' -fuzz FuzzRewrite -fuzztime 30s ./pkg/manifest
+	$(GO) test -run '^$$' -fuzz '^FuzzRewrite$$' -fuzztime 30s ./pkg/manifest
+	$(GO) test -run '^$$' -fuzz '^FuzzRewriteEmbedded$$' -fuzztime 30s ./pkg/manifest
 
 bench-data: ## generate the benchmark corpus under testdata/bench (git-ignored)
 	$(GO) run ./internal/benchdata -out testdata/bench

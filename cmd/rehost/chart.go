@@ -15,8 +15,10 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// helmFlags are the chart rendering flags, with helm's names and meaning.
-// They are passed on to rehost-helm.
+// helmFlags are the chart rendering flags, with helm template's names and
+// meaning, except --release-name (the release name here; a boolean in helm,
+// whose release name is positional) and --include-crds (true by default
+// here: helm install installs crds/). They are passed on to rehost-helm.
 type helmFlags struct {
 	valueFiles   []string
 	values       []string
@@ -56,7 +58,7 @@ func (f *helmFlags) register(cmd *cobra.Command) {
 	fs.StringVar(&f.releaseName, "release-name", "release-name", "charts: release name (.Release.Name)")
 	fs.StringVarP(&f.namespace, "namespace", "n", "default", "charts: release namespace (.Release.Namespace)")
 	fs.StringVar(&f.kubeVersion, "kube-version", "", "charts: Kubernetes version for .Capabilities.KubeVersion (default helm's)")
-	fs.StringSliceVar(&f.apiVersions, "api-versions", nil, "charts: API versions for .Capabilities.APIVersions (repeatable)")
+	fs.StringSliceVarP(&f.apiVersions, "api-versions", "a", nil, "charts: API versions for .Capabilities.APIVersions (repeatable)")
 	fs.BoolVar(&f.includeCRDs, "include-crds", true, "charts: include the CRDs of crds/ directories")
 	fs.BoolVar(&f.skipTests, "skip-tests", false, "charts: leave out test hooks (helm.sh/hook: test)")
 }

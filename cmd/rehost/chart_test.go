@@ -96,6 +96,9 @@ func TestChartFlagsForwarded(t *testing.T) {
 				"--set-file=f=cert.pem", "--release-name=shop", "--namespace=prod", "--kube-version=1.33.0",
 				"--api-versions=a/v1", "--api-versions=b/v1", "--api-versions=c/v1", "--include-crds=false", "--skip-tests", "--", chart},
 		},
+		// helm's -a shorthand of --api-versions.
+		{[]string{"-a", "x/v1", "-a", "y/v1,z/v1"}, []string{"--release-name=release-name", "--namespace=default",
+			"--api-versions=x/v1", "--api-versions=y/v1", "--api-versions=z/v1", "--include-crds=true", "--", chart}},
 	}
 	for _, cmd := range []string{"rewrite", "images"} {
 		for _, tt := range tests {

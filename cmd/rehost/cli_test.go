@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // rehost runs the CLI in process.
@@ -253,15 +255,61 @@ func TestHelpHasExamples(t *testing.T) {
 	}
 }
 
-// TestExamples runs the README's first command on the bundled example.
+// TestExamples runs the README's first command on the bundled example: its
+// output is what "kubectl apply -f -" accepts on any cluster, built-in
+// kinds only (no Kustomization, RewriteConfig or custom resource), every
+// document an object with a name.
 func TestExamples(t *testing.T) {
-	out, errOut, code := rehost(t, "", "rewrite", "../../testdata/examples/")
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const first = "go run ./cmd/rehost rewrite testdata/examples/manifests/"
+	if !strings.Contains(string(readme), "```sh\n"+first+" ") {
+		t.Fatalf("README's first command is not %q", first)
+	}
+	out, errOut, code := rehost(t, "", "rewrite", "../../testdata/examples/manifests/")
 	if code != 0 || errOut != "" {
 		t.Fatalf("code %d: %s", code, errOut)
 	}
-	if strings.Count(out, "sea.hub:5000/") < 9 {
+	if strings.Count(out, "sea.hub:5000/") < 8 {
 		t.Errorf("expected every example image rewritten:\n%s", out)
 	}
+	builtin := map[string]bool{"v1/Service": true, "v1/ConfigMap": true, "apps/v1/Deployment": true, "apps/v1/StatefulSet": true, "apps/v1/DaemonSet": true, "batch/v1/CronJob": true}
+	docs := 0
+	for _, doc := range strings.Split(out, "\n---\n") {
+		var obj struct {
+			APIVersion string `yaml:"apiVersion"`
+			Kind       string `yaml:"kind"`
+			Metadata   struct {
+				Name string `yaml:"name"`
+			} `yaml:"metadata"`
+		}
+		if err := yaml.Unmarshal([]byte(doc), &obj); err != nil {
+			t.Fatalf("document %d: %v\n%s", docs+1, err, doc)
+		}
+		if onlyComments(doc) {
+			continue // kubectl skips empty documents
+		}
+		docs++
+		if !builtin[obj.APIVersion+"/"+obj.Kind] || obj.Metadata.Name == "" {
+			t.Errorf("document %d is %s/%s %q: kubectl apply needs built-in kinds with names", docs, obj.APIVersion, obj.Kind, obj.Metadata.Name)
+		}
+	}
+	if docs < 5 {
+		t.Errorf("%d documents, want the 5 of the example", docs)
+	}
+}
+
+// onlyComments reports whether a YAML document holds only comments and
+// blank lines.
+func onlyComments(doc string) bool {
+	for _, l := range strings.Split(doc, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") && l != "---" {
+			return false
+		}
+	}
+	return true
 }
 
 func TestChartFlagsWithoutChartWarn(t *testing.T) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/rehost/rehost/pkg/manifest"
@@ -18,6 +19,12 @@ type mappingFlags struct {
 	skipInvalid bool
 	// rewriteEmbedded: --rewrite-embedded (config rewriteEmbedded).
 	rewriteEmbedded bool
+	// noAddRegistry: --no-add-registry (config noAddRegistry).
+	noAddRegistry bool
+	// noNamedEmbedded: --no-named-embedded (config noNamedEmbedded).
+	noNamedEmbedded bool
+	// imagesFrom: --images-from, hand-kept image lists to read.
+	imagesFrom []string
 	// loaded is the config newRewriter built the Rewriter from.
 	loaded rewrite.Config
 }
@@ -29,7 +36,10 @@ func (f *mappingFlags) register(cmd *cobra.Command) {
 	fs.StringArrayVar(&f.exclude, "exclude", nil, "registry host or repository prefix to leave as written (repeatable)")
 	fs.StringVar(&f.pathStyle, "path-style", string(rewrite.PathStyleStrip), "target layout: strip (drop the source host) or nest (keep it as the first path component)")
 	fs.BoolVar(&f.skipInvalid, "skip-invalid", false, "warn about invalid image references and leave them as written instead of failing")
-	fs.BoolVar(&f.rewriteEmbedded, "rewrite-embedded", false, "also rewrite (and list) the image references embedded in args, command, env values, ConfigMap data and annotations")
+	fs.BoolVar(&f.rewriteEmbedded, "rewrite-embedded", false, "also rewrite (and list) the image references embedded in free text: ConfigMap data, annotations, other args and command words (the named ones, --*-image= and *_IMAGE, are by default)")
+	fs.BoolVar(&f.noNamedEmbedded, "no-named-embedded", false, "leave image references in image-named flags and env vars (--*-image=, *_IMAGE) as written and unlisted, like other embedded references")
+	fs.BoolVar(&f.noAddRegistry, "no-add-registry", false, "do not add absent registry settings of operators (tigera Installation spec.registry); report them")
+	fs.StringArrayVar(&f.imagesFrom, "images-from", nil, "also take the images of this hand-kept image list `FILE` (one reference a line, # comments; - for stdin; repeatable); files named imageList in input directories are read without it")
 }
 
 // load reads the config file, if any, and applies the flags the user set.
@@ -45,6 +55,9 @@ func (f *mappingFlags) load(cmd *cobra.Command) (rewrite.Config, error) {
 		}
 	}
 	fs := cmd.Flags()
+	if fs.Changed("registry") && f.registry == "" {
+		return c, fmt.Errorf("--registry: %w", rewrite.ErrEmptyRegistry)
+	}
 	if fs.Changed("registry") || c.Registry == "" {
 		c.Registry = f.registry
 	}
@@ -58,6 +71,12 @@ func (f *mappingFlags) load(cmd *cobra.Command) (rewrite.Config, error) {
 	if fs.Changed("rewrite-embedded") {
 		c.RewriteEmbedded = f.rewriteEmbedded
 	}
+	if fs.Changed("no-named-embedded") {
+		c.NoNamedEmbedded = f.noNamedEmbedded
+	}
+	if fs.Changed("no-add-registry") {
+		c.NoAddRegistry = f.noAddRegistry
+	}
 	return c, c.Validate()
 }
 
@@ -69,22 +88,50 @@ func (f *mappingFlags) newRewriter(cmd *cobra.Command, s streams, opts ...manife
 		return nil, err
 	}
 	f.loaded = c
-	return manifest.New(c, append([]manifest.Option{manifest.WithWarnings(func(err error) {
+	rw, err := manifest.New(c, append([]manifest.Option{manifest.WithWarnings(func(err error) {
 		fmt.Fprintf(s.err, "rehost: warning: %v\n", err)
 	})}, opts...)...)
+	if err != nil {
+		return nil, err
+	}
+	return rw, readImageLists(rw, f.imagesFrom, s.in)
 }
 
 // reportEmbedded prints one line on stderr when embedded image references
 // were found and left out (not listed, or not rewritten), so that none is
 // missed silently.
 func reportEmbedded(s streams, rw *manifest.Rewriter, what, hint string) {
-	left := rw.EmbeddedLeftOut()
-	if len(left) == 0 {
+	if msg := manifest.EmbeddedSummary(rw.EmbeddedLeftOut(), what, hint); msg != "" {
+		fmt.Fprintf(s.err, "rehost: %s\n", msg)
+	}
+}
+
+// reportOperators warns about the operators that start images no manifest
+// names, unless an image list was read: one line per operator.
+func reportOperators(s streams, rw *manifest.Rewriter) {
+	if rw.ImageLists() > 0 {
 		return
 	}
-	n := 0
-	for _, img := range left {
-		n += img.Count
+	for _, n := range rw.Operators() {
+		fmt.Fprintf(s.err, "rehost: warning: %s\n", n.Message())
 	}
-	fmt.Fprintf(s.err, "rehost: %d image reference(s) embedded in args, env values, ConfigMap data or annotations (%d image(s)) found and not %s; %s\n", n, len(left), what, hint)
+}
+
+// reportSettings prints one line per registry setting rehost added.
+func reportSettings(s streams, rw *manifest.Rewriter) {
+	for _, st := range rw.Settings() {
+		if msg := st.Message(); msg != "" {
+			fmt.Fprintf(s.err, "rehost: %s\n", msg)
+		}
+	}
+}
+
+// readImageLists reads the --images-from files into rw ("-" is stdin).
+func readImageLists(rw *manifest.Rewriter, files []string, stdin io.Reader) error {
+	for _, f := range files {
+		if err := readImageList(rw, f, stdin); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -2,10 +2,15 @@ package main
 
 import (
 	"errors"
+	"os"
 	"os/exec"
 
 	"github.com/spf13/cobra"
 )
+
+// fnNameEnv tells rehost-fn the command name to show in its help and
+// errors.
+const fnNameEnv = "REHOST_FN_COMMAND"
 
 // newFnCmd forwards to rehost-fn, the KRM function, so that configs that
 // exec "rehost fn" work; rehost itself does not link the function framework.
@@ -15,8 +20,8 @@ func newFnCmd(s streams) *cobra.Command {
 		Short: "Run as a KRM function (forwards to rehost-fn)",
 		Long: `Run as a KRM function: read a ResourceList on stdin and write it rewritten, with
 results, on stdout. This runs the rehost-fn binary (next to rehost, or on PATH)
-with the same arguments; see "rehost-fn --help". Point kustomize at rehost-fn
-directly to save a process start.`,
+with the same arguments: "rehost fn --help" prints its help. Point kustomize at
+rehost-fn directly to save a process start.`,
 		Example: `  # In a transformer config's annotation:
   #   config.kubernetes.io/function: |
   #     exec: {path: rehost-fn}          # or: {path: rehost, args: [fn]}
@@ -29,6 +34,8 @@ directly to save a process start.`,
 			}
 			c := exec.Command(bin, args...)
 			c.Stdin, c.Stdout, c.Stderr = s.in, s.out, s.err
+			// rehost-fn names itself "rehost fn" in its help and errors.
+			c.Env = append(os.Environ(), fnNameEnv+"=rehost fn")
 			err = c.Run()
 			var exit *exec.ExitError
 			if errors.As(err, &exit) {

@@ -32,15 +32,26 @@ Output formats (-o):
   json     every image found: source, target, action (rewritten, excluded, in-target) and every place it occurs
   mapping  "source<TAB>target" lines for the images that move, for copy loops
 
-Image references embedded in strings (container args and command, env values,
-ConfigMap data, annotations: --acme-http01-solver-image=quay.io/...) are always
-found; --embedded lists them after the images of image fields (in -o json their
-occurrences have "embedded": true). Without it, one line on stderr says how
-many were found and not listed.
+Images of hand-kept image lists (sealer's imageList files: one reference a
+line, "#" comments) are listed too: files named imageList in input directories,
+and --images-from FILE (in -o json their occurrences have "origin": "imageList").
+Operators that start images no manifest names (the tigera operator, Istio,
+Kiali, ...) get a warning unless an image list is given.
+
+Image references embedded in strings are always found. Those whose flag or env
+var name says image (--acme-http01-solver-image=quay.io/..., *_IMAGE and
+RELATED_IMAGE_* env values, --prometheus-config-reloader=) are listed by default
+(in -o json their occurrences have "embedded": true and "named": true;
+--no-named-embedded leaves them out). The others, in free text (ConfigMap data,
+annotations, other args), are listed with --embedded, after the images of image
+fields; without it, one line on stderr says how many were found and not listed.
 
 PATH is as for "rehost rewrite".`,
 		Example: `  # The image list of a directory, for sealer.
   rehost images manifests/ > imageList
+
+  # A sealer app: manifests, the operator's Installation and a hand-kept imageList.
+  rehost images calico-app/
 
   # Copy every image into the private registry.
   rehost images -o mapping manifests/ | while IFS=$'\t' read -r src dst; do crane copy "$src" "$dst"; done`,
@@ -61,9 +72,12 @@ PATH is as for "rehost rewrite".`,
 			if err != nil {
 				return err
 			}
-			sts, err := openPaths(args, &hf, rw, s)
-			if err != nil {
-				return err
+			var sts []stream
+			if len(args) > 0 || len(mf.imagesFrom) == 0 { // no PATH: stdin, unless only lists are given
+				hintStdin(s, args, "images")
+				if sts, err = openPaths(args, &hf, rw, s); err != nil {
+					return err
+				}
 			}
 			if err := readImages(rw, sts); err != nil {
 				return err
@@ -72,13 +86,14 @@ PATH is as for "rehost rewrite".`,
 				return err
 			}
 			reportEmbedded(s, rw, "listed", "--embedded lists them")
+			reportOperators(s, rw)
 			return nil
 		},
 	}
 	mf.register(cmd)
 	hf.register(cmd)
 	cmd.Flags().StringVarP(&format, "output", "o", "text", "output format: text, json or mapping")
-	cmd.Flags().BoolVar(&embedded, "embedded", false, "also list the image references embedded in args, command, env values, ConfigMap data and annotations, after the others")
+	cmd.Flags().BoolVar(&embedded, "embedded", false, "also list the image references embedded in free text (ConfigMap data, annotations, other args), after the others")
 	return cmd
 }
 

@@ -21,7 +21,27 @@ type stream struct {
 	rewrite func(rw *manifest.Rewriter, w io.Writer) error
 }
 
+// stdinIsTerminal reports whether r, the standard input, is a terminal.
+// Tests replace it.
+var stdinIsTerminal = func(r io.Reader) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// hintStdin prints a one-line hint on stderr when a command given no PATH
+// is about to wait for manifests on a terminal, which looks like a hang.
+func hintStdin(s streams, args []string, command string) {
+	if len(args) == 0 && stdinIsTerminal(s.in) {
+		fmt.Fprintf(s.err, "rehost: reading manifests from standard input (a terminal); end with Ctrl-D, or give a file or directory: rehost %s PATH\n", command)
+	}
+}
+
 // openPaths expands command-line paths into streams; charts are rendered.
+// Image lists (files named imageList) are read into rw at once.
 func openPaths(args []string, hf *helmFlags, rw *manifest.Rewriter, s streams) ([]stream, error) {
 	if len(args) == 0 {
 		args = []string{"-"} // no PATH: standard input
@@ -50,6 +70,10 @@ func openStreams(inputs []manifest.Input, hf *helmFlags, rw *manifest.Rewriter, 
 	for _, in := range inputs {
 		charts = charts || in.Chart
 		switch {
+		case in.ImageList:
+			if err := readImageList(rw, in.Path, s.in); err != nil {
+				return nil, err
+			}
 		case in.Path == "-":
 			out = append(out, stream{name: in.Name(), rel: in.Rel, open: func() (io.ReadCloser, error) { return io.NopCloser(s.in), nil }})
 		case in.Chart:

@@ -29,6 +29,7 @@ type mirrorFlags struct {
 	platforms       []string
 	jobs            int
 	progress        string
+	attachments     string
 	dryRun, pin     bool
 }
 
@@ -46,12 +47,17 @@ very reference "rehost rewrite" writes into the manifests (same --registry,
 --path-style, --exclude and --config), so manifests and registry agree.
 
 Inputs are those of "rehost images" (manifest files, directories, charts, "-"
-for stdin; no PATH means stdin), and/or --image-list FILE: one reference a
-line, "#" comments and blank lines allowed (a sealer imageList).
+for stdin; no PATH means stdin; files named imageList in directories are image
+lists), and/or --image-list FILE (or --images-from FILE): one reference a line,
+"#" comments and blank lines allowed (a sealer imageList). Like "rehost
+images", it says on stderr how many embedded references in free text it found
+and did not copy, and which operators start images no manifest names.
 
 Destinations:
   --registry REG            the private registry (HTTPS; --insecure allows plain
-                            HTTP or unverified TLS, --ca-file trusts a private CA)
+                            HTTP or unverified TLS, --ca-file trusts a private CA;
+                            plain HTTP is refused for any host not named insecure,
+                            private addresses too, except loopback, with a notice)
   --to-oci DIR              an OCI image layout, for air-gapped transport; each
                             image is annotated with its source reference
   --from-oci DIR            push such a layout into --registry; each image goes
@@ -61,16 +67,31 @@ Copies are faithful: multi-platform indexes are copied whole, so digests in
 "@sha256:" references stay valid (--platform narrows them, and then their
 digest changes). Blobs already in the registry are not uploaded again, blobs
 shared by repositories are mounted, and an image whose target already has the
-same digest is skipped: re-running resumes an interrupted mirror. Requests are
+same digest is skipped: re-running resumes an interrupted mirror.
+
+What is attached to each image is copied with it, by digest, so signatures
+stay valid for the rewritten reference (--attachments all, the default):
+cosign's tags (sha256-<hex>.sig, .att, .sbom and any sha256-<hex>.* tag) and
+OCI 1.1 referrers (referrers API, else its sha256-<hex> tag schema; written the
+same way the target supports), for the image, each manifest of an index, and
+each attachment in turn (a signature of an SBOM). --attachments signatures
+copies signatures only, none nothing. A missing attachment is not an error; a
+failed copy of one that is there is. --platform drops the attachments of a
+narrowed index (they cannot be valid for it) with a warning. Requests are
 retried on 5xx, 429 and connection errors; images that still fail are listed at
 the end and the exit status is 1. Credentials come from the Docker config
 (~/.docker/config.json and its credential helpers) and are never printed.
 
 Progress goes to stderr: a status line on a terminal, one line per image
-otherwise (or with --progress plain), and a summary. Standard output is empty,
-except with --pin: then it gets "SOURCE<TAB>TARGET@DIGEST" lines, sorted, for
-every image, the pinned reference the cluster can pull; HEAD requests resolve
-the digests (never GET, to spare rate limits).`,
+otherwise (or with --progress plain), and a summary that counts images and
+attachments apart. Standard output is empty, except:
+  --dry-run   the plan: "would copy SOURCE -> TARGET" per image and an indented
+              line per attachment (listing attachments reads the sources,
+              never the target; --attachments none makes no request at all)
+  --pin       "SOURCE<TAB>TARGET@DIGEST" lines, sorted, for every image, the
+              pinned reference the cluster can pull; HEAD requests resolve the
+              digests (never GET, to spare rate limits), and a dry run with
+              --pin lists no attachments`,
 		Example: `  # Copy the images of a chart's manifests into sealer's registry.
   rehost mirror --registry sea.hub:5000 --ca-file /etc/sealer/ca.crt manifests/
 
@@ -81,11 +102,20 @@ the digests (never GET, to spare rate limits).`,
   rehost mirror --to-oci bundle/ manifests/
   rehost mirror --from-oci bundle/ --registry sea.hub:5000
 
-  # What would be copied where, with the digests (HEAD requests only).
+  # What would be copied where, attachments included.
+  rehost mirror --dry-run manifests/ > plan.txt
+
+  # Images and their signatures only.
+  rehost mirror --attachments signatures --registry sea.hub:5000 manifests/
+
+  # The digests to pin (HEAD requests only).
   rehost mirror --dry-run --pin manifests/ > pinned.tsv`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := f.validate(args); err != nil {
 				return err
+			}
+			if f.fromOCI != "" && len(mf.imagesFrom) > 0 {
+				return errors.New("--from-oci pushes a layout: it takes no --images-from")
 			}
 			rw, err := mf.newRewriter(cmd, s, manifest.WithFirstOccurrences())
 			if err != nil {
@@ -111,6 +141,8 @@ the digests (never GET, to spare rate limits).`,
 				if err := collectImages(rw, args, f.imageList, &hf, s); err != nil {
 					return err
 				}
+				reportEmbedded(s, rw, "copied", "rehost images --embedded lists them; copy them with --image-list")
+				reportOperators(s, rw)
 				jobs := mirror.Jobs(rw.Images())
 				if f.toOCI != "" {
 					if sum, err = m.Export(ctx, jobs, f.toOCI); err != nil {
@@ -120,11 +152,14 @@ the digests (never GET, to spare rate limits).`,
 					sum = m.Copy(ctx, jobs)
 				}
 			}
-			if sum.Failed > 0 {
+			if sum.Failed > 0 || sum.Attachments.Failed > 0 {
 				return failures(sum)
 			}
 			if f.pin {
 				return printPinned(s.out, sum)
+			}
+			if f.dryRun {
+				return mirror.WritePlan(s.out, sum)
 			}
 			return nil
 		},
@@ -141,7 +176,8 @@ the digests (never GET, to spare rate limits).`,
 	fs.StringSliceVar(&f.platforms, "platform", nil, "copy only these platforms of multi-platform images (os/arch[/variant], repeatable or comma-separated); changes their digest")
 	fs.IntVar(&f.jobs, "jobs", mirror.DefaultJobs, "images copied at once")
 	fs.StringVar(&f.progress, "progress", "auto", "progress on stderr: auto (a status line on a terminal, else plain), plain (a line per image) or none")
-	fs.BoolVar(&f.dryRun, "dry-run", false, "print what would be copied where; copy nothing")
+	fs.StringVar(&f.attachments, "attachments", string(mirror.AttachmentsAll), "what attached to each image is copied with it: all (signatures, attestations, SBOMs, other referrers), signatures, or none")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "print the plan (what would be copied where, attachments included) on stdout; copy nothing")
 	fs.BoolVar(&f.pin, "pin", false, "print SOURCE<TAB>TARGET@DIGEST lines on stdout, digests resolved with HEAD requests")
 	return cmd
 }
@@ -151,6 +187,9 @@ func (f *mirrorFlags) validate(args []string) error {
 	case "auto", "plain", "none":
 	default:
 		return fmt.Errorf("--progress %s: want auto, plain or none", f.progress)
+	}
+	if _, err := mirror.ParseAttachments(f.attachments); err != nil {
+		return fmt.Errorf("--attachments %s: want all, signatures or none", f.attachments)
 	}
 	if f.jobs < 1 {
 		return fmt.Errorf("--jobs %d: want at least 1", f.jobs)
@@ -166,7 +205,7 @@ func (f *mirrorFlags) validate(args []string) error {
 
 // options turns the flags into mirror options.
 func (f *mirrorFlags) options(mapper *rewrite.Mapper, s streams) (mirror.Options, error) {
-	o := mirror.Options{Jobs: f.jobs, DryRun: f.dryRun, Pin: f.pin, Insecure: f.insecureSources}
+	o := mirror.Options{Jobs: f.jobs, DryRun: f.dryRun, Pin: f.pin, Insecure: f.insecureSources, Attachments: mirror.Attachments(f.attachments)}
 	if f.insecure {
 		o.Insecure = append(o.Insecure, mapper.Registry())
 	}
@@ -188,12 +227,43 @@ func (f *mirrorFlags) options(mapper *rewrite.Mapper, s streams) (mirror.Options
 	}
 	switch {
 	case f.progress == "none":
+	case f.dryRun && !f.pin:
+		// The plan goes to stdout once the run is over; stderr keeps
+		// notices, warnings, failures and the summary.
+		o.Reporter = planReporter{mirror.NewLineReporter(s.err)}
 	case f.progress == "auto" && isTerminal(s.err):
 		o.Reporter = mirror.NewTerminalReporter(s.err)
 	default:
 		o.Reporter = mirror.NewLineReporter(s.err)
 	}
 	return o, nil
+}
+
+// planReporter is a line reporter for a dry run whose plan is printed on
+// stdout: it leaves out the planned lines and reports the rest.
+type planReporter struct{ mirror.Reporter }
+
+func (p planReporter) Done(r mirror.Result) {
+	if r.Status != mirror.Planned {
+		p.Reporter.Done(r)
+		return
+	}
+	var failed []mirror.Attachment
+	for _, a := range r.Attachments {
+		if a.Status == mirror.Failed {
+			failed = append(failed, a)
+		}
+	}
+	if len(failed) > 0 {
+		r.Attachments = failed
+		p.Reporter.Done(r)
+	}
+}
+
+func (p planReporter) Notice(msg string) {
+	if n, ok := p.Reporter.(mirror.Noticer); ok {
+		n.Notice(msg)
+	}
 }
 
 // isTerminal reports whether w is a terminal that can redraw a line.
@@ -221,9 +291,9 @@ func collectImages(rw *manifest.Rewriter, args []string, imageList string, hf *h
 		if err := readImageList(rw, imageList, s.in); err != nil {
 			return err
 		}
-		if len(args) == 0 {
-			return nil
-		}
+	}
+	if len(args) == 0 && rw.ImageLists() > 0 { // --image-list or --images-from, no PATH: no stdin
+		return nil
 	}
 	sts, err := openPaths(args, hf, rw, s)
 	if err != nil {
@@ -246,14 +316,26 @@ func readImageList(rw *manifest.Rewriter, file string, stdin io.Reader) error {
 	return rw.ReadImageList(fh, file)
 }
 
-// failures is the error of a run where images failed: each failure on its
-// own line.
+// failures is the error of a run where images or attachments failed: each
+// failure on its own line.
 func failures(s mirror.Summary) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "mirror: %d of %d images failed:", s.Failed, len(s.Results))
+	switch {
+	case s.Attachments.Failed == 0:
+		fmt.Fprintf(&b, "mirror: %d of %d images failed:", s.Failed, len(s.Results))
+	case s.Failed == 0:
+		fmt.Fprintf(&b, "mirror: %d attachments failed:", s.Attachments.Failed)
+	default:
+		fmt.Fprintf(&b, "mirror: %d of %d images and %d attachments failed:", s.Failed, len(s.Results), s.Attachments.Failed)
+	}
 	for _, r := range s.Results {
 		if r.Status == mirror.Failed {
 			fmt.Fprintf(&b, "\n  %s -> %s: %v", r.Source, r.Destination, r.Err)
+		}
+		for _, a := range r.Attachments {
+			if a.Status == mirror.Failed {
+				fmt.Fprintf(&b, "\n  %s %s -> %s: %v", a.Kind, a.Source, a.Destination, a.Err)
+			}
 		}
 	}
 	return errors.New(b.String())

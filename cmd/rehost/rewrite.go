@@ -17,12 +17,13 @@ import (
 
 func newRewriteCmd(s streams) *cobra.Command {
 	var (
-		mf        mappingFlags
-		hf        helmFlags
-		outputDir string
-		inPlace   bool
-		imageList string
-		pinsFile  string
+		mf         mappingFlags
+		hf         helmFlags
+		outputDir  string
+		inPlace    bool
+		imageList  string
+		pinsFile   string
+		pinsStrict bool
 	)
 	cmd := &cobra.Command{
 		Use:   "rewrite [PATH ...]",
@@ -31,10 +32,19 @@ func newRewriteCmd(s streams) *cobra.Command {
 write the result to stdout. Everything but the rewritten image values is kept
 byte for byte: comments, key order, quoting, JSON stays JSON.
 
-Image references embedded in strings (container args and command, env values,
-ConfigMap data, annotations) are found but left as written unless
+Image references embedded in strings whose flag or env var name says image
+(--*-image=VALUE, *_IMAGE and RELATED_IMAGE_* env values,
+--prometheus-config-reloader=) are rewritten in place and listed by default
+(--no-named-embedded leaves them as written). Those in free text (ConfigMap data,
+annotations, other args) are found but left as written unless
 --rewrite-embedded (config rewriteEmbedded: true) is given; one line on stderr
 says how many were left.
+
+Registry settings of operators are rewritten the same way (tigera Installation
+spec.registry, IstioOperator and Sail hubs), and tigera's spec.registry is added
+when absent (in strip style; --no-add-registry reports it instead): one line on
+stderr per added setting. Images of imageList files in input directories and of
+--images-from join --image-list.
 
 PATH is a file, a directory (walked recursively for *.yaml, *.yml, *.json in
 lexical order) or - for stdin; no PATH reads stdin, so rehost works as a Helm
@@ -49,15 +59,25 @@ input files.`,
   # As a Helm post-renderer.
   helm install my-app charts/my-app --post-renderer rehost --post-renderer-args rewrite
 
-  # Pin every image by digest (resolved with HEAD requests), then rewrite.
+  # Pin every image by digest (resolved with HEAD requests), then rewrite;
+  # --pins-strict fails on an image the pins file has no line for.
   rehost mirror --dry-run --pin manifests/ > pins.tsv
-  rehost rewrite --pins pins.tsv manifests/
+  rehost rewrite --pins pins.tsv --pins-strict manifests/
+
+  # Rewrite into out/ and print the image list on stdout.
+  rehost rewrite manifests/ --output-dir out/ --image-list - > imageList
 
   # Write the rewritten files to out/ and the image list for sealer.
   rehost rewrite manifests/ --output-dir out/ --image-list imageList`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if outputDir != "" && inPlace {
 				return errors.New("--output-dir and --in-place exclude each other")
+			}
+			if imageList == "-" && !inPlace && outputDir == "" {
+				return errors.New("--image-list -: stdout carries the rewritten manifests; with --output-dir or --in-place the list goes to stdout, otherwise give a file (or run rehost images)")
+			}
+			if pinsStrict && pinsFile == "" {
+				return errors.New("--pins-strict needs --pins FILE")
 			}
 			opts := []manifest.Option{manifest.WithFirstOccurrences()}
 			if pinsFile != "" {
@@ -71,7 +91,23 @@ input files.`,
 			if err != nil {
 				return err
 			}
-			sts, err := openPaths(args, &hf, rw, s)
+			paths := args
+			if len(paths) == 0 {
+				paths = []string{"-"} // no PATH: standard input
+			}
+			inputs, err := manifest.ExpandPaths(paths)
+			if err != nil {
+				return err
+			}
+			if inPlace {
+				for _, in := range inputs {
+					if in.Chart {
+						return fmt.Errorf("--in-place: %s is a Helm chart: its templates cannot be rewritten in place; write the rendered, rewritten manifests with --output-dir DIR, or give Helm a values overlay that sets the chart's images (rehost values)", in.Path)
+					}
+				}
+			}
+			hintStdin(s, args, "rewrite")
+			sts, err := openStreams(inputs, &hf, rw, s)
 			if err != nil {
 				return err
 			}
@@ -90,7 +126,18 @@ input files.`,
 			if err != nil {
 				return err
 			}
-			if imageList != "" {
+			if pinsFile != "" {
+				if err := checkPins(s, rw.Images(), pinsFile, pinsStrict); err != nil {
+					return err
+				}
+			}
+			switch imageList {
+			case "":
+			case "-":
+				for _, img := range rw.ToCache() {
+					fmt.Fprintln(&stdout, img)
+				}
+			default:
 				if err := writeImageList(&files, imageList, rw.ToCache()); err != nil {
 					return err
 				}
@@ -101,6 +148,8 @@ input files.`,
 			if err := stdout.Commit(s.out); err != nil {
 				return err
 			}
+			reportSettings(s, rw)
+			reportOperators(s, rw)
 			if mf.loaded.RewriteEmbedded {
 				reportEmbedded(s, rw, "rewritten (see the warnings)", "they are left as written")
 			} else {
@@ -113,8 +162,9 @@ input files.`,
 	hf.register(cmd)
 	cmd.Flags().StringVar(&outputDir, "output-dir", "", "write one file per input file under `DIR`, at the same relative path")
 	cmd.Flags().BoolVar(&inPlace, "in-place", false, "replace the input files (atomically, only when every input succeeded)")
-	cmd.Flags().StringVar(&imageList, "image-list", "", "also write the images to cache in the target registry (original references of the images that move; not excluded ones, not those already there), one per line, to `FILE`")
-	cmd.Flags().StringVar(&pinsFile, "pins", "", "pin rewritten images to digests from `FILE` (SOURCE<TAB>TARGET@sha256 lines, as printed by rehost mirror --pin)")
+	cmd.Flags().StringVar(&imageList, "image-list", "", "also write the images to cache in the target registry (original references of the images that move; not excluded ones, not those already there), one per line, to `FILE` (\"-\": stdout, with --output-dir or --in-place)")
+	cmd.Flags().StringVar(&pinsFile, "pins", "", "pin rewritten images to digests from `FILE` (SOURCE<TAB>TARGET@sha256 lines, as printed by rehost mirror --pin); an image without a line is rewritten unpinned, with a warning")
+	cmd.Flags().BoolVar(&pinsStrict, "pins-strict", false, "with --pins: an image without a line in the pins file is an error (nothing is written)")
 	return cmd
 }
 
@@ -199,6 +249,31 @@ func writeImageList(files *output.Staged, path string, images []string) error {
 		err = cerr
 	}
 	return err
+}
+
+// checkPins reports, once per image, the rewritten images the pins file has
+// no line for: warnings, or errors when strict.
+func checkPins(s streams, images []rewrite.Image, file string, strict bool) error {
+	var errs []error
+	for _, img := range rewrite.Unpinned(images) {
+		where := ""
+		if len(img.Occurrences) > 0 {
+			where = img.Occurrences[0].String() + ": "
+		}
+		msg := fmt.Sprintf("%s%s has no line in %s: its target %s carries no digest", where, img.Source, file, img.Target)
+		if img.Count > 1 {
+			msg += fmt.Sprintf(" (%d places)", img.Count)
+		}
+		if strict {
+			errs = append(errs, errors.New(msg))
+			continue
+		}
+		fmt.Fprintf(s.err, "rehost: warning: %s; rehost mirror --pin prints its line, --pins-strict makes this an error\n", msg)
+	}
+	if len(errs) > 0 {
+		errs = append(errs, fmt.Errorf("--pins-strict: %d image(s) without a pin in %s; rehost mirror --dry-run --pin prints their lines", len(errs), file))
+	}
+	return errors.Join(errs...)
 }
 
 func readPins(file string) (rewrite.Pins, error) {

@@ -32,18 +32,17 @@ func Example_sealerApp() {
 		log.Fatal(err)
 	}
 	for _, in := range inputs {
-		if in.Chart {
+		switch {
+		case in.Chart:
 			err = helm.Images(rw, in.Path, helm.Options{})
-		} else {
+		case in.ImageList: // the hand-kept imageList
+			err = readFile(in.Path, func(f *os.File) error { return rw.ReadImageList(f, in.Path) })
+		default:
 			err = readFile(in.Path, func(f *os.File) error { return rw.Rewrite(nil, f, in.Path) })
 		}
 		if err != nil {
 			log.Fatal(err)
 		}
-	}
-	list := filepath.Join(app, "imageList")
-	if err := readFile(list, func(f *os.File) error { return rw.ReadImageList(f, list) }); err != nil {
-		log.Fatal(err)
 	}
 	fmt.Println("to cache:")
 	for _, img := range rw.ToCache() {
@@ -63,6 +62,9 @@ func Example_sealerApp() {
 	}
 	fmt.Println("written:")
 	for _, in := range inputs {
+		if in.ImageList {
+			continue // nothing to apply
+		}
 		if !in.Chart {
 			data, err := os.ReadFile(in.Path)
 			if err != nil {

@@ -24,6 +24,12 @@ const (
 	// KeyImageList is the name of the image-list ConfigMap, as
 	// RewriteConfig's imageList.configMapName.
 	KeyImageList = "imageList"
+	// KeyNoAddRegistry is "true" or "false", as RewriteConfig's
+	// noAddRegistry.
+	KeyNoAddRegistry = "noAddRegistry"
+	// KeyNoNamedEmbedded is "true" or "false", as RewriteConfig's
+	// noNamedEmbedded.
+	KeyNoNamedEmbedded = "noNamedEmbedded"
 )
 
 // ParseFunctionConfig reads a functionConfig into a rewrite.Config.
@@ -32,7 +38,8 @@ const (
 // rewrite.LoadConfig: strictly, metadata allowed. A ConfigMap (kpt's
 // convention, and what "kustomize fn run --exec-path DIR -- key=value"
 // builds) may hold, under data, the keys registry, pathStyle, exclude
-// (comma-separated), skipInvalid and imageList (the ConfigMap name); any
+// (comma-separated), skipInvalid, noNamedEmbedded, noAddRegistry and
+// imageList (the ConfigMap name); any
 // other key is an error. No functionConfig means the defaults.
 func ParseFunctionConfig(fc *yaml.RNode) (rewrite.Config, error) {
 	if fc.IsNilOrEmpty() {
@@ -68,6 +75,9 @@ func configMapConfig(fc *yaml.RNode) (rewrite.Config, error) {
 		v := strings.TrimSpace(data[k])
 		switch k {
 		case KeyRegistry:
+			if v == "" {
+				return c, fmt.Errorf("functionConfig ConfigMap: data.%s: %w", k, rewrite.ErrEmptyRegistry)
+			}
 			c.Registry = v
 		case KeyPathStyle:
 			c.PathStyle = rewrite.PathStyle(v)
@@ -77,19 +87,26 @@ func configMapConfig(fc *yaml.RNode) (rewrite.Config, error) {
 					c.Exclude = append(c.Exclude, e)
 				}
 			}
-		case KeySkipInvalid:
+		case KeySkipInvalid, KeyNoAddRegistry, KeyNoNamedEmbedded:
 			b, err := strconv.ParseBool(v)
 			if err != nil {
 				return c, fmt.Errorf("functionConfig ConfigMap: data.%s: %q: want true or false", k, v)
 			}
-			c.SkipInvalid = b
+			switch k {
+			case KeySkipInvalid:
+				c.SkipInvalid = b
+			case KeyNoAddRegistry:
+				c.NoAddRegistry = b
+			default:
+				c.NoNamedEmbedded = b
+			}
 		case KeyImageList:
 			if v != "" {
 				c.ImageList = &rewrite.ImageListConfig{ConfigMapName: v}
 			}
 		default:
-			return c, fmt.Errorf("functionConfig ConfigMap: unknown key data.%s (want %s, %s, %s, %s or %s)",
-				k, KeyRegistry, KeyPathStyle, KeyExclude, KeySkipInvalid, KeyImageList)
+			return c, fmt.Errorf("functionConfig ConfigMap: unknown key data.%s (want %s, %s, %s, %s, %s, %s or %s)",
+				k, KeyRegistry, KeyPathStyle, KeyExclude, KeySkipInvalid, KeyNoNamedEmbedded, KeyNoAddRegistry, KeyImageList)
 		}
 	}
 	if err := c.Validate(); err != nil {

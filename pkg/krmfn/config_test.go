@@ -37,6 +37,8 @@ imageList: {configMapName: images}
 			Registry: "sea.hub:5000/mirror", PathStyle: rewrite.PathStyleNest, Exclude: []string{"quay.io"},
 			SkipInvalid: true, ImageList: &rewrite.ImageListConfig{ConfigMapName: "images"},
 		}},
+		{name: "RewriteConfig empty registry", in: "apiVersion: rehost.dev/v1alpha1\nkind: RewriteConfig\nregistry: \"\"\n", wantErr: "registry: empty"},
+		{name: "ConfigMap empty registry", in: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata:\n  registry: \"\"\n", wantErr: "data.registry: empty"},
 		{name: "RewriteConfig unknown field", in: "apiVersion: rehost.dev/v1alpha1\nkind: RewriteConfig\nregistyr: x.io\n", wantErr: "registyr"},
 		{name: "RewriteConfig invalid", in: "apiVersion: rehost.dev/v1alpha1\nkind: RewriteConfig\npathStyle: flat\n", wantErr: "pathStyle"},
 		{name: "RewriteConfig wrong apiVersion", in: "apiVersion: rehost.dev/v2\nkind: RewriteConfig\n", wantErr: "apiVersion"},

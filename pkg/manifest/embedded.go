@@ -44,10 +44,20 @@ import (
 // "foo=bar:baz" are not images, while CSI_ATTACHER_IMAGE=
 // longhornio/csi-attacher:v4.7.0 is.
 
-// token is a candidate found in a string: its byte offset and its text.
+// token is a candidate found in a string: its byte offset and its text;
+// whole says it is the string's whole value (white space aside), flag
+// names the flag of a --flag=value argument it is the value of.
 type token struct {
 	at    int
 	value string
+	whole bool
+	flag  string
+}
+
+// flagSaysImage reports whether a flag's name says its value is an image
+// to run: "--acme-http01-solver-image", "--prometheus-config-reloader".
+func flagSaysImage(name string) bool {
+	return hasImageWord(name) || name == "prometheus-config-reloader"
 }
 
 // imageWords are the spellings of "image" that give a key, an env name or
@@ -85,20 +95,26 @@ func isRefByte(b byte) bool {
 // preceding flag says image. words also looks at the words of a shell
 // command line.
 func scanString(s string, ctx, words bool) (out []token) {
-	add := func(at int, v string, ctx bool) {
+	add := func(at int, v string, ctx bool) bool {
 		if isCandidate(v, ctx) {
-			out = append(out, token{at, v})
+			out = append(out, token{at: at, value: v})
+			return true
 		}
+		return false
 	}
 	defer func() { out = dedupTokens(out) }()
 	// The whole value.
 	if v, at := trimSpace(s, 0, len(s)); len(v) <= maxToken {
-		add(at, v, ctx)
+		if add(at, v, ctx) {
+			out[len(out)-1].whole = true
+		}
 	}
 	// A --flag=value argument.
 	if name, at, ok := flagValue(s); ok {
 		v, vat := trimSpace(s, at, len(s))
-		add(vat, v, ctx || hasImageWord(name))
+		if add(vat, v, ctx || flagSaysImage(name)) {
+			out[len(out)-1].flag = name
+		}
 	}
 	// The words of a command line ("crictl pull docker.io/x/y:1 && ..."):
 	// only references with a registry host and a tag or digest.

@@ -336,7 +336,10 @@ spec:
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			rw, err := New(rewrite.Config{})
+			// Named references opted out: every embedded reference is
+			// reported, none listed or rewritten (see
+			// TestNamedEmbeddedDefault for the default).
+			rw, err := New(rewrite.Config{NoNamedEmbedded: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -354,14 +357,14 @@ spec:
 			for _, img := range rw.Images() {
 				for _, l := range img.Occurrences {
 					if l.Embedded {
-						t.Errorf("embedded reference listed by default: %+v", l)
+						t.Errorf("embedded reference listed with noNamedEmbedded: %+v", l)
 					}
 				}
 			}
 			if n := countOccurrences(rw.EmbeddedLeftOut()); n != len(tt.want) {
 				t.Errorf("left out %d, want %d", n, len(tt.want))
 			}
-			// By default only image fields change.
+			// Only image fields change.
 			assertOnlyImagesChanged(t, rw.Mapper(), []byte(tt.in), out, rw.Images(), "in.yaml")
 
 			rwe, _ := New(rewrite.Config{RewriteEmbedded: true})
@@ -373,7 +376,7 @@ spec:
 			if tt.repl != nil {
 				want = replaceAll(t, tt.in, tt.repl...)
 			} else {
-				want = string(mustRewrite(t, rewrite.Config{}, tt.in))
+				want = string(mustRewrite(t, rewrite.Config{NoNamedEmbedded: true}, tt.in))
 			}
 			if string(out) != want {
 				t.Errorf("rewriteEmbedded output:\n%s\nwant:\n%s", out, want)
@@ -508,9 +511,14 @@ func TestAnchoredEmbeddedAndField(t *testing.T) {
 	if got := string(mustRewrite(t, rewrite.Config{RewriteEmbedded: true}, in)); got != want {
 		t.Errorf("got:\n%s\nwant:\n%s", got, want)
 	}
-	want = strings.Replace(in, "image: *img", "image: sea.hub:5000/a/b:1", 1)
+	// By default the env value is a named reference (HELPER_IMAGE), so
+	// rewritten too: the anchored node is.
 	if got := string(mustRewrite(t, rewrite.Config{}, in)); got != want {
-		t.Errorf("without rewriteEmbedded, got:\n%s\nwant:\n%s", got, want)
+		t.Errorf("default, got:\n%s\nwant:\n%s", got, want)
+	}
+	want = strings.Replace(in, "image: *img", "image: sea.hub:5000/a/b:1", 1)
+	if got := string(mustRewrite(t, rewrite.Config{NoNamedEmbedded: true}, in)); got != want {
+		t.Errorf("without named embedded references, got:\n%s\nwant:\n%s", got, want)
 	}
 }
 
@@ -530,8 +538,11 @@ func TestEmbeddedListing(t *testing.T) {
 		opts []Option
 		want want
 	}{
-		{"default", rewrite.Config{}, nil, want{1, 2, strings.Replace(in, "image: docker.io/team", "image: sea.hub:5000/team", 1)}},
-		{"listed", rewrite.Config{}, []Option{ListEmbedded()}, want{3, 0, strings.Replace(in, "image: docker.io/team", "image: sea.hub:5000/team", 1)}},
+		// --helper-image= and --other-image= name images: listed and
+		// rewritten by default.
+		{"default", rewrite.Config{}, nil, want{3, 0, strings.NewReplacer("image: docker.io/team", "image: sea.hub:5000/team", "=quay.io/jetstack", "=sea.hub:5000/jetstack", "=docker.io/library/busybox", "=sea.hub:5000/library/busybox").Replace(in)}},
+		{"named opted out", rewrite.Config{NoNamedEmbedded: true}, nil, want{1, 2, strings.Replace(in, "image: docker.io/team", "image: sea.hub:5000/team", 1)}},
+		{"listed", rewrite.Config{NoNamedEmbedded: true}, []Option{ListEmbedded()}, want{3, 0, strings.Replace(in, "image: docker.io/team", "image: sea.hub:5000/team", 1)}},
 		{"rewritten, one excluded", rewrite.Config{RewriteEmbedded: true, Exclude: []string{"docker.io/library/busybox"}}, nil,
 			want{3, 0, strings.NewReplacer("image: docker.io/team", "image: sea.hub:5000/team", "=quay.io/jetstack", "=sea.hub:5000/jetstack").Replace(in)}},
 	}
@@ -560,12 +571,13 @@ func TestEmbeddedListing(t *testing.T) {
 	}
 
 	// A collision: not an error while the embedded reference is only
-	// reported; an error once it is listed or rewritten.
+	// reported; an error once it is listed or rewritten (by default, for
+	// a named reference).
 	coll := pod("docker.io/team/app:1") + "    args: [--helper-image=quay.io/team/app:1]\n"
-	if _, err := mustNew(t, rewrite.Config{}).RewriteBytes([]byte(coll), "in.yaml"); err != nil {
+	if _, err := mustNew(t, rewrite.Config{NoNamedEmbedded: true}).RewriteBytes([]byte(coll), "in.yaml"); err != nil {
 		t.Errorf("reported only: %v", err)
 	}
-	for _, rw := range []*Rewriter{mustNew(t, rewrite.Config{}, ListEmbedded()), mustNew(t, rewrite.Config{RewriteEmbedded: true})} {
+	for _, rw := range []*Rewriter{mustNew(t, rewrite.Config{}), mustNew(t, rewrite.Config{NoNamedEmbedded: true}, ListEmbedded()), mustNew(t, rewrite.Config{RewriteEmbedded: true})} {
 		var ce *rewrite.CollisionError
 		if _, err := rw.RewriteBytes([]byte(coll), "in.yaml"); !errors.As(err, &ce) {
 			t.Errorf("err = %v, want a collision", err)

@@ -75,6 +75,8 @@ func ExampleBuiltinImageFields() {
 	// argoproj.io/Workflow
 	// argoproj.io/WorkflowTemplate
 	// cdi.kubevirt.io/DataVolume
+	// kiali.io/Kiali
+	// kiali.io/OSSMConsole
 	// kubevirt.io/VirtualMachine
 	// kubevirt.io/VirtualMachineInstance
 	// kubevirt.io/VirtualMachineInstanceReplicaSet
@@ -82,6 +84,15 @@ func ExampleBuiltinImageFields() {
 	// monitoring.coreos.com/Prometheus
 	// monitoring.coreos.com/PrometheusAgent
 	// monitoring.coreos.com/ThanosRuler
+	// operator.victoriametrics.com/VLSingle
+	// operator.victoriametrics.com/VLogs
+	// operator.victoriametrics.com/VMAgent
+	// operator.victoriametrics.com/VMAlert
+	// operator.victoriametrics.com/VMAlertmanager
+	// operator.victoriametrics.com/VMAnomaly
+	// operator.victoriametrics.com/VMAuth
+	// operator.victoriametrics.com/VMCluster
+	// operator.victoriametrics.com/VMSingle
 	// operators.coreos.com/ClusterServiceVersion
 	// pool.kubevirt.io/VirtualMachinePool
 	// source.toolkit.fluxcd.io/OCIRepository

@@ -23,18 +23,31 @@ func (rw *Rewriter) Filter() kio.Filter {
 		var errs []error
 		for _, rn := range nodes {
 			file, inStream := location(rn)
-			fields, emb := rw.finder.find(rn.YNode(), true)
-			ms, res := rw.mapAll(fields, emb, func(f Field) rewrite.Location {
+			fd := rw.finder.findAll(rn.YNode(), true)
+			where := func(f Field) rewrite.Location {
 				loc := rewrite.Location{File: file, Kind: f.Kind, Namespace: f.Namespace, Name: f.Name, Field: f.Path}
 				if inStream {
 					loc.Line, loc.Column = f.place().Line, f.place().Column
 				}
 				return loc
-			})
+			}
+			ms, res := rw.mapAll(fd.fields, fd.emb, where)
+			res.notes = rw.notes(fd.notes, where)
+			res.warns = append(res.warns, duplicateWarnings(rn.YNode(), fd.fields, fd.emb, file, func(n *yaml.Node) int {
+				if inStream {
+					return n.Line
+				}
+				return 0
+			})...)
 			if len(res.errs) == 0 {
 				edits, warns, errs := planEdits(rn.YNode(), ms)
 				res.warns, res.errs = append(res.warns, warns...), append(res.errs, errs...)
 				if len(errs) == 0 {
+					for _, m := range ms {
+						if m.field.Default && m.edit != nil && m.edit.value != "" && m.edit.insert == nil {
+							m.edit.node.Tag = "!!str" // an empty setting set
+						}
+					}
 					applyEdits(edits)
 				}
 			}
@@ -65,10 +78,19 @@ func location(rn *yaml.RNode) (file string, lines bool) {
 	return p, (index == "" || index == "0") && rn.YNode().Column == 1
 }
 
-// applyEdits sets the new values on the edited nodes; an edited alias
-// becomes a scalar in the style of the node it named.
+// applyEdits sets the new values on the edited nodes and adds the fields
+// to add; an edited alias becomes a scalar in the style of the node it
+// named.
 func applyEdits(edits []edit) {
-	for n, v := range expectedValues(edits) {
+	var values []edit
+	for _, e := range edits {
+		if e.insert != nil {
+			addNodes(e)
+			continue
+		}
+		values = append(values, e)
+	}
+	for n, v := range expectedValues(values) {
 		if n.Kind == yaml.AliasNode {
 			like := n.Alias
 			*n = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Style: like.Style &^ (yaml.LiteralStyle | yaml.FoldedStyle), Line: n.Line, Column: n.Column}

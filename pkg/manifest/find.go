@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -38,6 +39,34 @@ type Field struct {
 	// args and command, env values, ConfigMap data, annotations) rather
 	// than an image field.
 	Embedded bool
+	// Named marks an embedded reference whose name says image: the value
+	// of a container argument --*-image=VALUE (or of the argument after
+	// such a flag; also --prometheus-config-reloader), the whole value of
+	// an env var or name/value pair whose name says image (*_IMAGE,
+	// RELATED_IMAGE_*). Those are listed and rewritten by default; the
+	// other embedded references (free text: ConfigMap data, annotations,
+	// other arguments, words of a command line) only on request.
+	Named bool
+	// Rest is, for a split reference whose Value is its registry part,
+	// "/" and the repository part: a rewrite writes the target's
+	// repository name without Rest in place of Value.
+	Rest string
+	// Incomplete says why a split reference cannot be composed (its tag
+	// is the operator's choice): its registry or repository part is
+	// rewritten, and it is reported instead of listed.
+	Incomplete string
+	// Registry marks a registry setting (RegistryField): Value is a
+	// registry host with an optional path, not an image reference.
+	Registry bool
+	// Default marks a registry setting that is absent, empty or names the
+	// operator's default ("UseDefault"), of an entry that adds it. When
+	// the field is absent, Node is the map to add it to and Add the keys
+	// to add below it, the field's last; otherwise Node is the value to
+	// replace.
+	Default bool
+	Add     []string
+	// Slash says an added registry setting ends in "/".
+	Slash bool
 
 	// pos is the node at the field's place in the document: Node itself,
 	// or the alias ("*name") through which the field names Node.
@@ -47,7 +76,7 @@ type Field struct {
 // whole reports whether the field's reference is its node's whole value,
 // which a rewrite replaces in the node's style.
 func (f Field) whole() bool {
-	return !f.Embedded && f.Ref == "" && f.At == 0 && f.Value == f.Node.Value
+	return !f.Embedded && f.Ref == "" && f.Add == nil && f.At == 0 && f.Value == f.Node.Value
 }
 
 // place is the node at the field's place: Node, or the alias naming it.
@@ -106,6 +135,11 @@ type groupKind struct{ group, kind string }
 type Finder struct {
 	extra      map[groupKind][]rewrite.FieldPath
 	composites map[groupKind][]composite
+	registries map[groupKind][]registryEntry
+	operators  map[groupKind][]operatorEntry
+	// kindWords are the kinds whose documents must be parsed whatever
+	// they hold: registry settings to add, operators to report.
+	kindWords []string
 	// keys are configured leaf keys without an image word: a document
 	// holding an image field holds one of them or an image word (see
 	// mayHoldImages).
@@ -117,8 +151,21 @@ type Finder struct {
 // composite is a parsed CompositeField.
 type composite struct {
 	CompositeField
-	path        rewrite.FieldPath
-	digest, tag []rewrite.FieldPath
+	path                      rewrite.FieldPath
+	repo, registry, algorithm rewrite.FieldPath
+	digest, tag               []rewrite.FieldPath
+}
+
+// registryEntry is a parsed RegistryField.
+type registryEntry struct {
+	RegistryField
+	path rewrite.FieldPath
+}
+
+// operatorEntry is a parsed OperatorKind.
+type operatorEntry struct {
+	OperatorKind
+	unless []rewrite.FieldPath
 }
 
 // NewFinder returns a Finder for the built-in fields and the given extra
@@ -128,44 +175,161 @@ func NewFinder(extra []rewrite.ImageField) (*Finder, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &Finder{extra: b.extra, composites: b.composites, keys: b.keys, schemes: b.schemes}
+	f := &Finder{extra: b.extra, composites: b.composites, registries: b.registries, operators: b.operators, kindWords: b.kindWords, keys: b.keys, schemes: b.schemes}
 	if len(extra) == 0 {
 		return f, nil // the built-in tables are never modified: share them
 	}
-	f.extra = make(map[groupKind][]rewrite.FieldPath, len(b.extra)+len(extra))
-	for gk, ps := range b.extra {
-		f.extra[gk] = ps[:len(ps):len(ps)]
-	}
+	f.extra = cloneTable(b.extra)
+	f.composites = cloneTable(b.composites)
+	f.registries = cloneTable(b.registries)
 	f.keys = b.keys[:len(b.keys):len(b.keys)]
+	f.kindWords = b.kindWords[:len(b.kindWords):len(b.kindWords)]
 	if err := f.addFields(extra); err != nil {
 		return nil, err
 	}
+	f.schemes = f.schemeList()
 	return f, nil
+}
+
+// cloneTable copies a table so that appending to it leaves the original
+// alone.
+func cloneTable[T any](t map[groupKind][]T) map[groupKind][]T {
+	out := make(map[groupKind][]T, len(t))
+	for gk, es := range t {
+		out[gk] = es[:len(es):len(es)]
+	}
+	return out
 }
 
 // builtin is the Finder of the built-in tables, parsed once.
 var builtin = sync.OnceValues(func() (*Finder, error) {
-	f := &Finder{extra: map[groupKind][]rewrite.FieldPath{}, composites: map[groupKind][]composite{}}
+	f := &Finder{extra: map[groupKind][]rewrite.FieldPath{}, composites: map[groupKind][]composite{},
+		registries: map[groupKind][]registryEntry{}, operators: map[groupKind][]operatorEntry{}}
 	if err := f.addFields(BuiltinImageFields()); err != nil {
 		return nil, err
 	}
 	for _, c := range BuiltinCompositeFields() {
-		pc, err := parseComposite(c)
-		if err != nil {
+		if err := f.addComposite(c); err != nil {
 			return nil, err
 		}
-		for _, k := range c.Kinds {
-			gk := groupKind{c.Group, k}
-			f.composites[gk] = append(f.composites[gk], pc)
+	}
+	for _, r := range BuiltinRegistryFields() {
+		if err := f.addRegistry(r); err != nil {
+			return nil, err
+		}
+	}
+	for _, o := range BuiltinOperatorKinds() {
+		e := operatorEntry{OperatorKind: o}
+		for _, u := range o.Unless {
+			p, err := rewrite.ParseFieldPath(u)
+			if err != nil {
+				return nil, err
+			}
+			e.unless = append(e.unless, p)
+		}
+		for _, k := range o.Kinds {
+			gk := groupKind{o.Group, k}
+			f.operators[gk] = append(f.operators[gk], e)
+			f.addKindWord(k)
 		}
 	}
 	f.schemes = f.schemeList()
 	return f, nil
 })
 
-// addFields adds image fields to f's tables.
+func (f *Finder) addComposite(c CompositeField) error {
+	pc, err := parseComposite(c)
+	if err != nil {
+		return err
+	}
+	for _, k := range c.Kinds {
+		gk := groupKind{c.Group, k}
+		f.composites[gk] = append(f.composites[gk], pc)
+	}
+	if c.Scheme == "" && !hasImageWord(c.Path+"."+c.Repository) {
+		f.addKey(pc.repo[len(pc.repo)-1].Key)
+	}
+	return nil
+}
+
+func (f *Finder) addRegistry(r RegistryField) error {
+	p, err := rewrite.ParseFieldPath(r.Path)
+	if err != nil {
+		return err
+	}
+	if p[len(p)-1].Each {
+		return fmt.Errorf("registry setting %s: the field cannot be a list", r.Path)
+	}
+	for _, k := range r.Kinds {
+		gk := groupKind{r.Group, k}
+		f.registries[gk] = append(f.registries[gk], registryEntry{RegistryField: r, path: p})
+		if r.Add {
+			f.addKindWord(k)
+		}
+	}
+	f.addKeyForms(p[len(p)-1].Key)
+	return nil
+}
+
+// addKeyForms adds the fast-path forms of a key as a YAML or JSON map key
+// ("hub:", "hub :", "'hub'", "\"hub\""), for keys such as "registry" and
+// "hub" that occur in many documents as parts of words ("github",
+// "registry.k8s.io").
+func (f *Finder) addKeyForms(k string) {
+	for _, form := range []string{k + ":", k + " :", "'" + k + "'", `"` + k + `"`} {
+		f.addKey(form)
+	}
+}
+
+// addKey adds a fast-path key, once.
+func (f *Finder) addKey(k string) {
+	if hasImageWord(k) {
+		return
+	}
+	for _, have := range f.keys {
+		if have == k {
+			return
+		}
+	}
+	f.keys = append(f.keys, k)
+}
+
+func (f *Finder) addKindWord(k string) {
+	for _, have := range f.kindWords {
+		if have == k {
+			return
+		}
+	}
+	f.kindWords = append(f.kindWords, k)
+}
+
+// addFields adds image fields to f's tables: whole references, split
+// references and registry settings.
 func (f *Finder) addFields(fields []rewrite.ImageField) error {
 	for _, e := range fields {
+		switch e.Type {
+		case rewrite.FieldSplit:
+			c := CompositeField{Group: e.Group, Kinds: []string{e.Kind}, Path: e.Path, Repository: e.Repository, Registry: e.Registry, OperatorTag: true}
+			if e.Tag != "" {
+				c.Tag = []string{e.Tag}
+			}
+			if e.Digest != "" {
+				c.Digest = []string{e.Digest}
+			}
+			if err := f.addComposite(c); err != nil {
+				return err
+			}
+			if e.Registry != "" {
+				p, _ := rewrite.ParseFieldPath(e.Registry)
+				f.addKeyForms(p[len(p)-1].Key)
+			}
+			continue
+		case rewrite.FieldRegistry:
+			if err := f.addRegistry(RegistryField{Group: e.Group, Kinds: []string{e.Kind}, Path: e.Path, Add: e.Add, TrailingSlash: e.TrailingSlash}); err != nil {
+				return err
+			}
+			continue
+		}
 		p, err := rewrite.ParseFieldPath(e.Path)
 		if err != nil {
 			return err
@@ -184,6 +348,19 @@ func parseComposite(c CompositeField) (composite, error) {
 	var err error
 	if out.path, err = rewrite.ParseFieldPath(c.Path); err != nil {
 		return out, err
+	}
+	if out.repo, err = rewrite.ParseFieldPath(c.Repository); err != nil {
+		return out, err
+	}
+	if c.Registry != "" {
+		if out.registry, err = rewrite.ParseFieldPath(c.Registry); err != nil {
+			return out, err
+		}
+	}
+	if c.Algorithm != "" {
+		if out.algorithm, err = rewrite.ParseFieldPath(c.Algorithm); err != nil {
+			return out, err
+		}
 	}
 	for _, d := range c.Digest {
 		p, err := rewrite.ParseFieldPath(d)
@@ -226,12 +403,31 @@ func (f *Finder) FindEmbedded(node *yaml.Node) []Field {
 }
 
 func (f *Finder) find(node *yaml.Node, embedded bool) (fields, emb []Field) {
+	fd := f.findAll(node, embedded)
+	return fd.fields, fd.emb
+}
+
+// found is what the finder finds in a document.
+type found struct {
+	fields, emb []Field
+	// notes are the objects whose operators start images no manifest
+	// names.
+	notes []note
+}
+
+// note is an object of an OperatorKind; Field identifies the object.
+type note struct {
+	Field
+	op *OperatorKind
+}
+
+func (f *Finder) findAll(node *yaml.Node, embedded bool) found {
 	if node.Kind == yaml.DocumentNode && len(node.Content) == 1 {
 		node = node.Content[0]
 	}
 	w := walker{f: f, embedded: embedded}
 	w.object(node)
-	return dedup(w.out), dedup(w.emb)
+	return found{fields: dedup(w.out), emb: dedup(w.emb), notes: w.notes}
 }
 
 type walker struct {
@@ -246,6 +442,7 @@ type walker struct {
 	cr       bool
 	out      []Field
 	emb      []Field
+	notes    []note
 	seen     map[*yaml.Node]bool // alias targets already searched
 	seenMeta map[*yaml.Node]bool // alias targets already searched by pairs
 }
@@ -285,22 +482,42 @@ func (w *walker) addImage(n *yaml.Node, cr bool, extra ...string) {
 	w.add(n, extra...)
 }
 
+// object adds the references of the object in n. A mapping with duplicate
+// keys is walked through every value of each key (see eachValue); one in
+// which apiVersion or kind comes again holds objects run together without
+// "---" (files joined with cat), and each is walked as an object of its own.
 func (w *walker) object(n *yaml.Node) {
 	n = resolve(n)
 	if n.Kind != yaml.MappingNode {
+		return
+	}
+	if objs := runTogether(n); objs != nil {
+		for _, o := range objs {
+			w.object(o)
+		}
 		return
 	}
 	kind := scalar(get(n, "kind"))
 	if kind == "" || kind == crdKind {
 		return
 	}
-	if items := resolve(get(n, "items")); items != nil && items.Kind == yaml.SequenceNode && strings.HasSuffix(kind, "List") {
-		for i, it := range items.Content {
-			w.push("items", index(i))
-			w.object(it)
-			w.pop(2)
+	if strings.HasSuffix(kind, "List") {
+		isList := false
+		eachValue(n, "items", func(v *yaml.Node) {
+			items := resolve(v)
+			if items.Kind != yaml.SequenceNode {
+				return
+			}
+			isList = true
+			for i, it := range items.Content {
+				w.push("items", index(i))
+				w.object(it)
+				w.pop(2)
+			}
+		})
+		if isList {
+			return
 		}
-		return
 	}
 	parent, parentPlaceholder, parentCR := w.obj, w.placeholder, w.cr
 	w.obj = Field{Kind: kind, Name: scalar(get(resolve(get(n, "metadata")), "name")), Namespace: scalar(get(resolve(get(n, "metadata")), "namespace"))}
@@ -315,11 +532,9 @@ func (w *walker) object(n *yaml.Node) {
 	p, builtin := podSpecPaths[kind]
 	w.cr = !builtin
 	if builtin {
-		if spec := lookup(n, p...); spec != nil {
-			w.push(p...)
-			w.podSpec(spec, false)
-			w.pop(len(p))
-		}
+		w.push(p...)
+		eachAt(n, p, func(spec *yaml.Node) { w.podSpec(spec, false) })
+		w.pop(len(p))
 	} else {
 		w.search(n)
 	}
@@ -330,12 +545,84 @@ func (w *walker) object(n *yaml.Node) {
 	for _, c := range w.f.composites[gk] {
 		w.at(n, c.path, func(m *yaml.Node) { w.composite(m, c) })
 	}
+	for _, r := range w.f.registries[gk] {
+		w.registry(n, r)
+	}
+	for i := range w.f.operators[gk] {
+		if o := &w.f.operators[gk][i]; !anySet(n, o.unless) {
+			w.notes = append(w.notes, note{Field: w.field(n), op: &o.OperatorKind})
+		}
+	}
 	if w.embedded {
 		if kind == "ConfigMap" && group == "" {
 			w.configMap(n)
 		}
 		w.pairs(n, false)
 	}
+}
+
+// runTogether splits a mapping that holds several objects run together
+// (apiVersion or kind written again) into one mapping per object: a new
+// object starts where apiVersion or kind comes again. An object without its
+// own apiVersion, kind or metadata takes those of the object before it, so
+// that a key merely duplicated in one object is still walked. The mappings
+// share m's nodes. It returns nil when m is one object.
+func runTogether(m *yaml.Node) []*yaml.Node {
+	var starts []int
+	seenAPI, seenKind := false, false
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		k := m.Content[i]
+		if k.Kind != yaml.ScalarNode || k.Value != "apiVersion" && k.Value != "kind" {
+			continue
+		}
+		seen := &seenKind
+		if k.Value == "apiVersion" {
+			seen = &seenAPI
+		}
+		if *seen {
+			// The object starts at the run of apiVersion and kind keys
+			// just before this one.
+			start := i
+			if j := i - 2; j >= 0 && (m.Content[j].Value == "apiVersion" || m.Content[j].Value == "kind") && m.Content[j].Value != k.Value {
+				start = j
+			}
+			starts = append(starts, start)
+			seenAPI, seenKind = false, false
+			for j := start; j <= i; j += 2 {
+				if m.Content[j].Value == "apiVersion" {
+					seenAPI = true
+				} else {
+					seenKind = true
+				}
+			}
+			continue
+		}
+		*seen = true
+	}
+	if len(starts) == 0 {
+		return nil
+	}
+	bounds := append(append([]int{0}, starts...), len(m.Content))
+	out := make([]*yaml.Node, 0, len(starts)+1)
+	var prev *yaml.Node
+	for i := 0; i+1 < len(bounds); i++ {
+		o := &yaml.Node{Kind: yaml.MappingNode, Tag: m.Tag, Line: m.Line, Column: m.Column}
+		o.Content = append(o.Content, m.Content[bounds[i]:bounds[i+1]]...)
+		if prev != nil {
+			for _, key := range []string{"apiVersion", "kind", "metadata"} {
+				if get(o, key) == nil {
+					for j := 0; j+1 < len(prev.Content); j += 2 {
+						if prev.Content[j].Value == key {
+							o.Content = append(o.Content, prev.Content[j], prev.Content[j+1])
+						}
+					}
+				}
+			}
+		}
+		out = append(out, o)
+		prev = o
+	}
+	return out
 }
 
 // podSpec adds the images of a PodSpec (or of a map holding a container list
@@ -345,28 +632,36 @@ func (w *walker) podSpec(spec *yaml.Node, cr bool) {
 		return
 	}
 	for _, key := range containerListKeys {
-		list := resolve(get(spec, key))
-		if list == nil || list.Kind != yaml.SequenceNode {
-			continue
-		}
-		for i, c := range list.Content {
-			if img := get(resolve(c), "image"); img != nil {
-				w.addImage(img, cr, key, index(i), "image")
+		eachValue(spec, key, func(l *yaml.Node) {
+			list := resolve(l)
+			if list == nil || list.Kind != yaml.SequenceNode {
+				return
 			}
-			if w.embedded {
-				w.push(key, index(i))
-				w.container(resolve(c))
-				w.pop(2)
+			for i, c := range list.Content {
+				eachValue(resolve(c), "image", func(img *yaml.Node) {
+					w.addImage(img, cr, key, index(i), "image")
+				})
+				if w.embedded {
+					w.push(key, index(i))
+					w.container(resolve(c))
+					w.pop(2)
+				}
 			}
-		}
+		})
 	}
-	if vols := resolve(get(spec, "volumes")); vols != nil && vols.Kind == yaml.SequenceNode {
+	eachValue(spec, "volumes", func(v *yaml.Node) {
+		vols := resolve(v)
+		if vols == nil || vols.Kind != yaml.SequenceNode {
+			return
+		}
 		for i, v := range vols.Content {
-			if ref := get(resolve(get(resolve(v), "image")), "reference"); ref != nil {
-				w.add(ref, "volumes", index(i), "image", "reference")
-			}
+			eachAt(resolve(v), []string{"image"}, func(img *yaml.Node) {
+				eachValue(img, "reference", func(ref *yaml.Node) {
+					w.add(ref, "volumes", index(i), "image", "reference")
+				})
+			})
 		}
-	}
+	})
 }
 
 // search walks a custom resource for container lists.
@@ -410,23 +705,23 @@ func (w *walker) search(n *yaml.Node) {
 func (w *walker) configured(n *yaml.Node, p rewrite.FieldPath) {
 	leaf := p[len(p)-1]
 	w.at(n, p[:len(p)-1], func(m *yaml.Node) {
-		v := get(m, leaf.Key)
-		if v == nil {
-			return
-		}
-		if !leaf.Each {
-			w.addImage(v, w.cr, leaf.Key)
-			if w.embedded && leaf.Key == "image" {
-				w.container(m)
+		container := false
+		eachValue(m, leaf.Key, func(v *yaml.Node) {
+			if !leaf.Each {
+				w.addImage(v, w.cr, leaf.Key)
+				container = w.embedded && leaf.Key == "image"
+				return
 			}
-			return
-		}
-		list := resolve(v)
-		if list.Kind != yaml.SequenceNode {
-			return
-		}
-		for i, it := range list.Content {
-			w.addImage(it, w.cr, leaf.Key, index(i))
+			list := resolve(v)
+			if list.Kind != yaml.SequenceNode {
+				return
+			}
+			for i, it := range list.Content {
+				w.addImage(it, w.cr, leaf.Key, index(i))
+			}
+		})
+		if container {
+			w.container(m)
 		}
 	})
 }
@@ -441,14 +736,191 @@ func (w *walker) at(n *yaml.Node, p rewrite.FieldPath, fn func(m *yaml.Node)) {
 		fn(n)
 		return
 	}
+	w.push(p[0].Key)
+	defer w.pop(1)
+	eachValue(n, p[0].Key, func(v *yaml.Node) {
+		if !p[0].Each {
+			w.at(v, p[1:], fn)
+			return
+		}
+		list := resolve(v)
+		if list.Kind != yaml.SequenceNode {
+			return
+		}
+		for i, it := range list.Content {
+			w.push(index(i))
+			w.at(it, p[1:], fn)
+			w.pop(1)
+		}
+	})
+}
+
+// composite adds the composed reference of c in map m.
+func (w *walker) composite(m *yaml.Node, c composite) {
+	if c.Unless != "" && scalar(get(m, c.Unless)) != "" {
+		return
+	}
+	raw := lookupRaw(m, c.repo)
+	if isEmpty(resolve(raw)) {
+		return // the kind's default
+	}
+	f := w.field(raw, pathSegments(c.repo)...)
+	if !isString(f.Node) {
+		w.out = append(w.out, f) // an error: not a string
+		return
+	}
+	if !strings.HasPrefix(f.Node.Value, c.Scheme) {
+		return // not an image (a Git or HTTP source, say)
+	}
+	f.At = len(c.Scheme)
+	f.Value = f.Node.Value[f.At:]
+	id, why := compositeID(m, c)
+	if c.registry != nil {
+		// registry/repository: the registry part is rewritten.
+		if reg := lookupRaw(m, c.registry); !isEmpty(resolve(reg)) {
+			rf := w.field(reg, pathSegments(c.registry)...)
+			if !isString(rf.Node) {
+				w.out = append(w.out, rf)
+				return
+			}
+			rf.Rest = "/" + f.Value
+			rf.Ref = strings.TrimSuffix(rf.Value, "/") + rf.Rest + id
+			rf.Incomplete = why
+			w.out = append(w.out, rf)
+			return
+		}
+	}
+	if id != "" {
+		f.Ref = f.Value + id
+	}
+	f.Incomplete = why
+	w.out = append(w.out, f)
+}
+
+// compositeID is "@digest" or ":tag" from the first non-empty digest or tag
+// field of c in m, or "". For a kind whose operator picks the tag
+// (OperatorTag), why says why there is none.
+func compositeID(m *yaml.Node, c composite) (id, why string) {
+	for _, p := range c.digest {
+		if d := scalar(lookupPath(m, p)); d != "" {
+			if !strings.HasPrefix(d, c.DigestPrefix) {
+				d = c.DigestPrefix + d
+			}
+			return "@" + d, ""
+		}
+	}
+	for _, p := range c.tag {
+		t := scalar(lookupPath(m, p))
+		if t == "" {
+			continue
+		}
+		for _, not := range c.NotTags {
+			if t == not {
+				return "", fmt.Sprintf("%s is %q: the operator picks the tag", pathString(p), t)
+			}
+		}
+		if c.algorithm != nil {
+			if alg := scalar(lookupPath(m, c.algorithm)); alg != "" {
+				return "@" + alg + ":" + t, ""
+			}
+		}
+		return ":" + t, ""
+	}
+	if c.OperatorTag {
+		var names []string
+		for _, p := range append(c.digest[:len(c.digest):len(c.digest)], c.tag...) {
+			names = append(names, pathString(p))
+		}
+		if len(names) == 0 {
+			return "", "it has no tag field: the operator picks the tag"
+		}
+		return "", fmt.Sprintf("no %s: the operator picks the tag", strings.Join(names, " or "))
+	}
+	return "", ""
+}
+
+// registry adds the registry setting r of the object n, present or, for
+// an entry that adds it, absent.
+func (w *walker) registry(n *yaml.Node, r registryEntry) {
+	leaf := r.path[len(r.path)-1].Key
+	w.atPartial(n, r.path[:len(r.path)-1], func(m *yaml.Node, missing []string) {
+		if m.Kind != yaml.MappingNode { // "spec:" null
+			if r.Add {
+				f := w.field(m)
+				f.Registry, f.Default = true, true
+				w.out = append(w.out, f)
+			}
+			return
+		}
+		if missing != nil {
+			if r.Add {
+				f := w.field(m)
+				f.Path = w.pathString(append(missing, leaf)...)
+				f.Registry, f.Default, f.Add, f.Slash = true, true, append(missing, leaf), r.TrailingSlash
+				w.out = append(w.out, f)
+			}
+			return
+		}
+		v := get(m, leaf)
+		if v == nil {
+			if r.Add {
+				f := w.field(m)
+				f.Path = w.pathString(leaf)
+				f.Registry, f.Default, f.Add, f.Slash = true, true, []string{leaf}, r.TrailingSlash
+				w.out = append(w.out, f)
+			}
+			return
+		}
+		f := w.field(v, leaf)
+		f.Registry = true
+		isDefault := isEmpty(f.Node)
+		for _, d := range r.Defaults {
+			isDefault = isDefault || isString(f.Node) && f.Node.Value == d
+		}
+		if isDefault {
+			if !r.Add {
+				return
+			}
+			f.Default, f.Slash = true, r.TrailingSlash
+		}
+		w.out = append(w.out, f)
+	})
+}
+
+// atPartial is at for a path that may stop short: fn gets each map at p
+// below n with missing nil; or, where a key is absent and no list follows,
+// the deepest map reached and the keys missing below it; or, where a key's
+// value is null ("spec:" with nothing), that null node and the keys below
+// it. Other values that are not maps end the path without a call.
+func (w *walker) atPartial(n *yaml.Node, p rewrite.FieldPath, fn func(m *yaml.Node, missing []string)) {
+	n = resolve(n)
+	if n == nil || n.Kind != yaml.MappingNode {
+		return
+	}
+	if len(p) == 0 {
+		fn(n, nil)
+		return
+	}
 	v := get(n, p[0].Key)
-	if v == nil {
+	if v == nil || isEmpty(v) && resolve(v).Kind == yaml.ScalarNode && resolve(v).Tag == "!!null" {
+		for _, s := range p {
+			if s.Each {
+				return // nothing to add to a list that is not there
+			}
+		}
+		if v == nil {
+			fn(n, pathSegments(p))
+		} else {
+			w.push(p[0].Key)
+			fn(resolve(v), pathSegments(p[1:]))
+			w.pop(1)
+		}
 		return
 	}
 	w.push(p[0].Key)
 	defer w.pop(1)
 	if !p[0].Each {
-		w.at(v, p[1:], fn)
+		w.atPartial(v, p[1:], fn)
 		return
 	}
 	list := resolve(v)
@@ -457,52 +929,47 @@ func (w *walker) at(n *yaml.Node, p rewrite.FieldPath, fn func(m *yaml.Node)) {
 	}
 	for i, it := range list.Content {
 		w.push(index(i))
-		w.at(it, p[1:], fn)
+		w.atPartial(it, p[1:], fn)
 		w.pop(1)
 	}
 }
 
-// composite adds the composed reference of c in map m.
-func (w *walker) composite(m *yaml.Node, c composite) {
-	if c.Unless != "" && scalar(get(m, c.Unless)) != "" {
-		return
-	}
-	raw := get(m, c.Repository)
-	repo := resolve(raw)
-	if repo == nil || repo.Kind == yaml.ScalarNode && (repo.Tag == "!!null" || repo.Value == "") {
-		return // the kind's default
-	}
-	f := w.field(raw, c.Repository)
-	if isString(f.Node) {
-		if !strings.HasPrefix(f.Node.Value, c.Scheme) {
-			return // not an image (a Git or HTTP source, say)
-		}
-		f.At = len(c.Scheme)
-		f.Value = f.Node.Value[f.At:]
-		if id := compositeID(m, c); id != "" {
-			f.Ref = f.Value + id
+// anySet reports whether any of the paths holds a non-empty value in n.
+func anySet(n *yaml.Node, paths []rewrite.FieldPath) bool {
+	for _, p := range paths {
+		if !isEmpty(lookupPath(resolve(n), p)) {
+			return true
 		}
 	}
-	w.out = append(w.out, f)
+	return false
 }
 
-// compositeID is "@digest" or ":tag" from the first non-empty digest or tag
-// field of c in m, or "".
-func compositeID(m *yaml.Node, c composite) string {
-	for _, p := range c.digest {
-		if d := scalar(lookupPath(m, p)); d != "" {
-			if !strings.HasPrefix(d, c.DigestPrefix) {
-				d = c.DigestPrefix + d
-			}
-			return "@" + d
-		}
+// isEmpty reports whether n is absent, null or the empty string.
+func isEmpty(n *yaml.Node) bool {
+	n = resolve(n)
+	return n == nil || n.Kind == yaml.ScalarNode && (n.Tag == "!!null" || n.Value == "")
+}
+
+func pathSegments(p rewrite.FieldPath) []string {
+	out := make([]string, len(p))
+	for i, s := range p {
+		out[i] = s.Key
 	}
-	for _, p := range c.tag {
-		if t := scalar(lookupPath(m, p)); t != "" {
-			return ":" + t
-		}
+	return out
+}
+
+func pathString(p rewrite.FieldPath) string { return strings.Join(pathSegments(p), ".") }
+
+// lookupRaw is lookupPath without resolving the last node: an alias stays
+// an alias, for the place of a field.
+func lookupRaw(m *yaml.Node, p rewrite.FieldPath) *yaml.Node {
+	if len(p) == 0 {
+		return m
 	}
-	return ""
+	if m = lookupPath(m, p[:len(p)-1]); m == nil || p[len(p)-1].Each {
+		return nil
+	}
+	return get(m, p[len(p)-1].Key)
 }
 
 func lookupPath(m *yaml.Node, p rewrite.FieldPath) *yaml.Node {
@@ -522,50 +989,57 @@ func (w *walker) container(c *yaml.Node) {
 		return
 	}
 	for _, key := range []string{"command", "args"} {
-		list := resolve(get(c, key))
-		if list == nil || list.Kind != yaml.SequenceNode {
-			continue
-		}
-		ctx := false
-		for i, raw := range list.Content {
-			it := resolve(raw)
-			if !isString(it) {
-				ctx = false
-				continue
+		eachValue(c, key, func(l *yaml.Node) {
+			list := resolve(l)
+			if list.Kind != yaml.SequenceNode {
+				return
 			}
-			w.scanArg(raw, ctx, key, index(i))
-			// "--engine-image" "longhornio/longhorn-engine:v1.7.2": the
-			// flag says image for the next argument.
-			name, ok := flagName(it.Value)
-			ctx = ok && hasImageWord(name)
+			ctx := false
+			for i, raw := range list.Content {
+				it := resolve(raw)
+				if !isString(it) {
+					ctx = false
+					continue
+				}
+				w.scanArg(raw, ctx, key, index(i))
+				// "--engine-image" "longhornio/longhorn-engine:v1.7.2": the
+				// flag says image for the next argument.
+				name, ok := flagName(it.Value)
+				ctx = ok && hasImageWord(name)
+			}
+		})
+	}
+	eachValue(c, "env", func(l *yaml.Node) {
+		env := resolve(l)
+		if env.Kind != yaml.SequenceNode {
+			return
 		}
-	}
-	env := resolve(get(c, "env"))
-	if env == nil || env.Kind != yaml.SequenceNode {
-		return
-	}
-	for i, e := range env.Content {
-		e = resolve(e)
-		raw := get(e, "value")
-		if v := resolve(raw); v == nil || !isString(v) {
-			continue
+		for i, e := range env.Content {
+			e = resolve(e)
+			named := hasImageWord(scalar(get(e, "name")))
+			eachValue(e, "value", func(raw *yaml.Node) {
+				if isString(resolve(raw)) {
+					w.scanNamed(raw, named, named, "env", index(i), "value")
+				}
+			})
 		}
-		w.scan(raw, hasImageWord(scalar(get(e, "name"))), "env", index(i), "value")
-	}
+	})
 }
 
 // configMap scans a ConfigMap's data values.
 func (w *walker) configMap(n *yaml.Node) {
-	data := resolve(get(n, "data"))
-	if data == nil || data.Kind != yaml.MappingNode {
-		return
-	}
-	for i := 0; i+1 < len(data.Content); i += 2 {
-		k, raw := data.Content[i].Value, data.Content[i+1]
-		if isString(resolve(raw)) {
-			w.scan(raw, hasImageWord(k), "data", k)
+	eachValue(n, "data", func(d *yaml.Node) {
+		data := resolve(d)
+		if data.Kind != yaml.MappingNode {
+			return
 		}
-	}
+		for i := 0; i+1 < len(data.Content); i += 2 {
+			k, raw := data.Content[i].Value, data.Content[i+1]
+			if isString(resolve(raw)) {
+				w.scan(raw, hasImageWord(k), "data", k)
+			}
+		}
+	})
 }
 
 // pairs scans, everywhere in an object, the values of every
@@ -583,9 +1057,11 @@ func (w *walker) pairs(n *yaml.Node, isMeta bool) {
 	case yaml.MappingNode:
 		if name := resolve(get(n, "name")); name != nil && isString(name) && hasImageWord(name.Value) {
 			for _, key := range []string{"value", "default"} {
-				if raw := get(n, key); raw != nil && isString(resolve(raw)) {
-					w.scan(raw, true, key)
-				}
+				eachValue(n, key, func(raw *yaml.Node) {
+					if isString(resolve(raw)) {
+						w.scanNamed(raw, true, true, key)
+					}
+				})
 			}
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -614,20 +1090,30 @@ func (w *walker) pairs(n *yaml.Node, isMeta bool) {
 }
 
 // scanArg adds the embedded references of an argument of a command,
-// including the words of a shell command line.
+// including the words of a shell command line. ctx says the argument
+// before it is a flag that says image; a reference is named when it is
+// the value of a flag that says image, or the whole argument after one.
 func (w *walker) scanArg(n *yaml.Node, ctx bool, extra ...string) {
 	for _, t := range scanString(resolve(n).Value, ctx, true) {
 		f := w.field(n, extra...)
 		f.Value, f.At, f.Embedded = t.value, t.at, true
+		f.Named = t.flag != "" && flagSaysImage(t.flag) || t.whole && ctx
 		w.emb = append(w.emb, f)
 	}
 }
 
-// scan adds the embedded references of the string n.
+// scan adds the embedded references of the string n. named says the
+// string is the value of an env var or name/value pair whose name says
+// image: its whole value is then a named reference.
 func (w *walker) scan(n *yaml.Node, ctx bool, extra ...string) {
+	w.scanNamed(n, ctx, false, extra...)
+}
+
+func (w *walker) scanNamed(n *yaml.Node, ctx, named bool, extra ...string) {
 	for _, t := range scanString(resolve(n).Value, ctx, false) {
 		f := w.field(n, extra...)
 		f.Value, f.At, f.Embedded = t.value, t.at, true
+		f.Named = named && t.whole
 		w.emb = append(w.emb, f)
 	}
 }
@@ -677,11 +1163,13 @@ func isContainerList(n *yaml.Node) bool {
 		if it.Kind != yaml.MappingNode {
 			return false
 		}
-		if img := resolve(get(it, "image")); img != nil {
-			if !isString(img) {
-				return false
-			}
+		str := true
+		eachValue(it, "image", func(img *yaml.Node) {
+			str = str && isString(resolve(img))
 			found = true
+		})
+		if !str {
+			return false
 		}
 	}
 	return found
@@ -717,7 +1205,8 @@ func resolve(n *yaml.Node) *yaml.Node {
 }
 
 // get returns the value of key in mapping m, following merge keys ("<<").
-// A duplicated key yields its first value. Each mapping is searched once,
+// A duplicated key yields its first value: where images may lie, use
+// eachValue. Each mapping is searched once,
 // so merges of a mapping into itself, or fan-outs of merges, end quickly.
 func get(m *yaml.Node, key string) *yaml.Node {
 	return getMerged(m, key, nil)
@@ -755,14 +1244,39 @@ func getMerged(m *yaml.Node, key string, seen map[*yaml.Node]bool) *yaml.Node {
 	return getMerged(merge, key, seen)
 }
 
-func lookup(m *yaml.Node, path ...string) *yaml.Node {
-	for _, k := range path {
-		m = resolve(get(m, k))
-		if m == nil {
-			return nil
+// eachValue calls fn with every value of key in mapping m, in document
+// order: a duplicated key yields each of its values, since a decoder keeps
+// one of them (which one depends on the decoder; some reject the document)
+// and any may be the image deployed. Without the key in m itself, it calls fn with the
+// value a merge key ("<<") gives, if any.
+func eachValue(m *yaml.Node, key string, fn func(v *yaml.Node)) {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return
+	}
+	found := false
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if k := m.Content[i]; k.Value == key && k.Kind == yaml.ScalarNode {
+			found = true
+			fn(m.Content[i+1])
 		}
 	}
-	return m
+	if !found {
+		if v := get(m, key); v != nil {
+			fn(v)
+		}
+	}
+}
+
+// eachAt calls fn with every map at path below m (aliases resolved),
+// through every value of a duplicated key.
+func eachAt(m *yaml.Node, path []string, fn func(m *yaml.Node)) {
+	if len(path) == 0 {
+		if m.Kind == yaml.MappingNode {
+			fn(m)
+		}
+		return
+	}
+	eachValue(m, path[0], func(v *yaml.Node) { eachAt(resolve(v), path[1:], fn) })
 }
 
 func scalar(n *yaml.Node) string {

@@ -10,11 +10,20 @@ import (
 	"github.com/rehost/rehost/pkg/rewrite"
 )
 
+// ImageListName is the name of sealer's hand-kept image list file: a file
+// with this name in an input directory is read as an image list.
+const ImageListName = "imageList"
+
+// OriginImageList is the Location.Origin of the images of an image list.
+const OriginImageList = "imageList"
+
 // ReadImageList adds the images of an image list (sealer's imageList
 // format: one reference a line; blank lines are skipped, and "#" at the
-// start of a line or after white space starts a comment) to the image set, as if found at their lines of name.
-// Invalid references are errors naming the line; every line is read.
+// start of a line or after white space starts a comment) to the image set,
+// as if found at their lines of name, with Origin OriginImageList. Invalid
+// references are errors naming the line; every line is read.
 func (rw *Rewriter) ReadImageList(r io.Reader, name string) error {
+	rw.lists++
 	var errs []error
 	sc := bufio.NewScanner(r)
 	for line := 1; sc.Scan(); line++ {
@@ -25,7 +34,7 @@ func (rw *Rewriter) ReadImageList(r io.Reader, name string) error {
 		if v = strings.TrimSpace(v); v == "" {
 			continue
 		}
-		if err := rw.Add(v, rewrite.Location{File: name, Line: line, Origin: "image list"}); err != nil {
+		if err := rw.Add(v, rewrite.Location{File: name, Line: line, Origin: OriginImageList}); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -14,10 +14,10 @@ func TestReadImageList(t *testing.T) {
 		t.Fatal(err)
 	}
 	imgs := rw.Images()
-	if len(imgs) != 2 || imgs[0].Source != "docker.io/library/nginx:1.25" || imgs[0].Occurrences[0].Line != 3 || imgs[1].Occurrences[0].Origin != "image list" {
+	if len(imgs) != 2 || imgs[0].Source != "docker.io/library/nginx:1.25" || imgs[0].Occurrences[0].Line != 3 || imgs[1].Occurrences[0].Origin != "imageList" || rw.ImageLists() != 1 {
 		t.Errorf("images = %+v", imgs)
 	}
-	err = rw.ReadImageList(strings.NewReader("nginx\nBad:1\n{{ x }}\n"), "list")
+	err = rw.ReadImageList(strings.NewReader("nginx # the web server\nBad:1\n{{ x }}\n"), "list")
 	if err == nil || !strings.Contains(err.Error(), "list:2") || !strings.Contains(err.Error(), "list:3") {
 		t.Errorf("err = %v, want both bad lines named", err)
 	}

@@ -21,6 +21,9 @@ type Input struct {
 	Rel string
 	// Chart marks a Helm chart directory or packaged chart.
 	Chart bool
+	// ImageList marks a hand-kept image list (a file named imageList):
+	// one image reference a line, see Rewriter.ReadImageList.
+	ImageList bool
 }
 
 // Name is the input's name in errors and reports.
@@ -36,10 +39,11 @@ var manifestExts = map[string]bool{".yaml": true, ".yml": true, ".json": true}
 
 // ExpandPaths turns command-line paths into inputs: "-" is standard input
 // (no path gives no input: reading standard input then is the caller's
-// choice); a file is itself; a directory is walked recursively in
-// lexical order for *.yaml, *.yml and *.json files, except that a directory
-// holding a Chart.yaml is a chart (its templates are never read as
-// manifests) and a *.tgz file is a packaged chart.
+// choice); a file is itself; a directory is walked recursively in lexical
+// order for *.yaml, *.yml and *.json files and sealer's imageList files,
+// except that a directory holding a Chart.yaml is a chart (its templates
+// are never read as manifests) and a *.tgz file is a packaged chart. A
+// file named imageList, found or given, is an image list.
 func ExpandPaths(paths []string) ([]Input, error) {
 	if len(paths) == 0 {
 		return nil, nil
@@ -55,7 +59,7 @@ func ExpandPaths(paths []string) ([]Input, error) {
 			return nil, err
 		}
 		if !st.IsDir() {
-			out = append(out, Input{Path: p, Rel: filepath.Base(p), Chart: isPackagedChart(p)})
+			out = append(out, Input{Path: p, Rel: filepath.Base(p), Chart: isPackagedChart(p), ImageList: filepath.Base(p) == ImageListName})
 			continue
 		}
 		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
@@ -77,6 +81,8 @@ func ExpandPaths(paths []string) ([]Input, error) {
 				return nil
 			}
 			switch {
+			case d.Name() == ImageListName:
+				out = append(out, Input{Path: path, Rel: rel, ImageList: true})
 			case manifestExts[strings.ToLower(filepath.Ext(path))]:
 				out = append(out, Input{Path: path, Rel: rel})
 			case isPackagedChart(path):
@@ -89,7 +95,7 @@ func ExpandPaths(paths []string) ([]Input, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("no manifests (*.yaml, *.yml, *.json) or charts found in %s", strings.Join(paths, ", "))
+		return nil, fmt.Errorf("no manifests (*.yaml, *.yml, *.json), charts or imageList files found in %s", strings.Join(paths, ", "))
 	}
 	return out, nil
 }

@@ -79,19 +79,25 @@ func BuiltinImageFields() []rewrite.ImageField {
 	return out
 }
 
-// CompositeField is an image reference a kind spreads over several fields,
-// or writes inside an URL. The field at Repository holds the repository
-// (after Scheme, when set); the tag or digest, if any, comes from the first
-// non-empty of the Digest fields, else of the Tag fields, all relative to
-// the map at Path. A rewrite replaces only the repository part, in place.
+// CompositeField is an image reference a kind spreads over several fields
+// (a split reference), or writes inside an URL. The field at Repository
+// holds the repository (after Scheme, when set), prefixed by the value of
+// the field at Registry when that is set; the tag or digest, if any, comes
+// from the first non-empty of the Digest fields, else of the Tag fields,
+// all relative to the map at Path. A rewrite replaces only the registry
+// part (the repository part when there is no registry field), in place.
 type CompositeField struct {
 	Group string
 	Kinds []string
 	// Path is the map holding the fields, "spec" or "spec.thanos"; "[]"
 	// after a segment means every item of that list.
 	Path string
-	// Repository is the key of the field holding the repository.
+	// Repository is the dot-separated path of the field holding the
+	// repository.
 	Repository string
+	// Registry, when set, is the path of a field holding the registry
+	// part: the reference is registry/repository.
+	Registry string
 	// Scheme is the prefix the repository field's value must start with
 	// ("oci://"); the field is not an image when it does not.
 	Scheme string
@@ -105,6 +111,18 @@ type CompositeField struct {
 	// Unless is a key that, when set, makes the kind ignore these fields
 	// (the Prometheus operator uses spec.image over spec.baseImage).
 	Unless string
+	// Algorithm, when set, is the path of a field holding a digest
+	// algorithm ("sha256"); when it is non-empty, the tag field holds the
+	// digest's hex instead of a tag (Kiali's image_digest and
+	// image_version).
+	Algorithm string
+	// OperatorTag says that an absent tag and digest is not ":latest" but
+	// a version the operator chooses, and NotTags lists values of the tag
+	// field that are such choices ("operator_version"). Such a reference
+	// cannot be composed: its registry or repository part is rewritten,
+	// and it is reported instead of listed.
+	OperatorTag bool
+	NotTags     []string
 }
 
 // BuiltinCompositeFields returns the built-in composite image fields.
@@ -120,7 +138,138 @@ func BuiltinCompositeFields() []CompositeField {
 		// KubeVirt CDI: a disk imported from a registry.
 		{Group: "cdi.kubevirt.io", Kinds: []string{"DataVolume"}, Path: "spec.source.registry", Repository: "url", Scheme: "docker://"},
 		{Group: "kubevirt.io", Kinds: []string{"VirtualMachine"}, Path: "spec.dataVolumeTemplates[].spec.source.registry", Repository: "url", Scheme: "docker://"},
+		// Kiali (https://kiali.io/docs/configuration/kialis.kiali.io/):
+		// spec.deployment.image_name "determines which image of Kiali to
+		// download and install" (empty: the operator's own choice);
+		// image_version is a version, "latest", "lastrelease" (the last
+		// Kiali release) or "operator_version" (the operator's version), or
+		// a digest's hex when image_digest names its type ("sha256"). The
+		// operator composes image_name@image_digest:image_version.
+		{Group: "kiali.io", Kinds: []string{"Kiali"}, Path: "spec.deployment", Repository: "image_name", Tag: []string{"image_version"}, Algorithm: "image_digest", OperatorTag: true, NotTags: []string{"lastrelease", "operator_version"}},
+		// Kiali's OSSMConsole (https://kiali.io/docs/configuration/ossmconsoles.kiali.io/):
+		// the same scheme in camelCase.
+		{Group: "kiali.io", Kinds: []string{"OSSMConsole"}, Path: "spec.deployment", Repository: "imageName", Tag: []string{"imageVersion"}, Algorithm: "imageDigest", OperatorTag: true},
+		// VictoriaMetrics operator (https://docs.victoriametrics.com/operator/api/#image):
+		// an Image is {repository, tag, pullPolicy}; an absent tag is the
+		// operator's default version.
+		vm("spec.image", "VMSingle", "VMAgent", "VMAlert", "VMAlertmanager", "VMAuth", "VLogs", "VLSingle", "VMAnomaly"),
+		vm("spec.vmstorage.image", "VMCluster"),
+		vm("spec.vmselect.image", "VMCluster"),
+		vm("spec.vminsert.image", "VMCluster"),
 	}
+}
+
+// vm is a VictoriaMetrics operator Image at path of kinds.
+func vm(path string, kinds ...string) CompositeField {
+	return CompositeField{Group: "operator.victoriametrics.com", Kinds: kinds, Path: path, Repository: "repository", Tag: []string{"tag"}, OperatorTag: true}
+}
+
+// RegistryField is a registry setting of an operator's kind: a field
+// holding a registry host with an optional path prefix that the operator
+// puts before the names of the images it starts. Its value is rewritten so
+// that the images the operator builds from it are the targets rehost would
+// write (rewrite.Mapper.MapRegistry).
+type RegistryField struct {
+	Group string
+	Kinds []string
+	// Path is the dot-separated path of the field; "[]" after a segment
+	// means every item of that list.
+	Path string
+	// Add says that an absent or empty field (or one of Defaults) means a
+	// public registry without a path: rehost then sets the target
+	// registry, in strip style (in nest style the target depends on which
+	// public registry the operator's version defaults to, so it reports
+	// the field instead).
+	Add bool
+	// TrailingSlash says an added value ends in "/".
+	TrailingSlash bool
+	// Defaults are values that stand for the operator's default registry
+	// ("UseDefault").
+	Defaults []string
+}
+
+// BuiltinRegistryFields returns the built-in registry settings.
+func BuiltinRegistryFields() []RegistryField {
+	istio := func(group string, kinds []string, paths ...string) []RegistryField {
+		var out []RegistryField
+		for _, p := range paths {
+			out = append(out, RegistryField{Group: group, Kinds: kinds, Path: p})
+		}
+		return out
+	}
+	out := []RegistryField{
+		// tigera operator (Calico), Installation.spec.registry
+		// (https://docs.tigera.io/calico/latest/reference/installation/api#operator.tigera.io/v1.InstallationSpec):
+		// "the default Docker registry used for component Docker images.
+		// If specified then the given value must end with a slash
+		// character (/) and all images will be pulled from this registry.
+		// If not specified then the default registries will be used. A
+		// special case value, UseDefault, is supported to explicitly
+		// specify the default registries will be used. Image format:
+		// <registry><imagePath>/<imagePrefix><imageName>:<image-tag>".
+		// imagePath and imagePrefix follow the registry in every image, so
+		// they are kept as written. The default registry is docker.io/ or
+		// quay.io/ depending on the operator's version
+		// (pkg/components/images.go, CalicoRegistry).
+		{Group: "operator.tigera.io", Kinds: []string{"Installation"}, Path: "spec.registry", Add: true, TrailingSlash: true, Defaults: []string{"UseDefault"}},
+	}
+	// Istio's in-cluster operator and istioctl, IstioOperator
+	// (https://istio.io/latest/docs/reference/config/istio.operator.v1alpha1/):
+	// spec.hub is the "root for docker image paths e.g. docker.io/istio",
+	// each component may override it (components.<name>.hub), and the
+	// Helm values it passes on name it again (values.global.hub and the
+	// per-chart hub). An absent hub is the profile's, which depends on the
+	// Istio version: it is never added.
+	out = append(out, istio("install.istio.io", []string{"IstioOperator"},
+		"spec.hub", "spec.values.global.hub", "spec.values.pilot.hub", "spec.values.cni.hub", "spec.values.ztunnel.hub",
+		"spec.components.base.hub", "spec.components.pilot.hub", "spec.components.cni.hub", "spec.components.ztunnel.hub", "spec.components.istiodRemote.hub",
+		"spec.components.ingressGateways[].hub", "spec.components.egressGateways[].hub")...)
+	// The Sail operator (https://github.com/istio-ecosystem/sail-operator,
+	// API group sailoperator.io, formerly operator.istio.io): its resources
+	// carry Istio's Helm values under spec.values, the hub in
+	// values.global.hub and per chart.
+	for _, g := range []string{"sailoperator.io", "operator.istio.io"} {
+		out = append(out, istio(g, []string{"Istio", "IstioRevision"}, "spec.values.global.hub", "spec.values.pilot.hub")...)
+		out = append(out, istio(g, []string{"IstioCNI"}, "spec.values.global.hub", "spec.values.cni.hub")...)
+		out = append(out, istio(g, []string{"ZTunnel"}, "spec.values.global.hub", "spec.values.ztunnel.hub")...)
+	}
+	return out
+}
+
+// OperatorKind is a kind whose operator starts images that no manifest
+// names, unless the object names them itself.
+type OperatorKind struct {
+	// Operator names the operator in warnings, "the tigera operator".
+	Operator string
+	Group    string
+	Kinds    []string
+	// Starts says which images it starts.
+	Starts string
+	// Unless are dot paths of fields: when one of them is set, the object
+	// names its images itself and the operator starts no other.
+	Unless []string
+}
+
+// BuiltinOperatorKinds returns the kinds of the operators that start
+// images no manifest names.
+func BuiltinOperatorKinds() []OperatorKind {
+	prom := []string{"Prometheus", "Alertmanager", "ThanosRuler", "PrometheusAgent"}
+	var out []OperatorKind
+	out = append(out,
+		OperatorKind{Operator: "the tigera operator", Group: "operator.tigera.io", Kinds: []string{"Installation"},
+			Starts: "calico/node, cni, kube-controllers, typha, csi, node-driver-registrar, pod2daemon-flexvol, apiserver and others, at the operator's version"},
+		OperatorKind{Operator: "Istio (IstioOperator)", Group: "install.istio.io", Kinds: []string{"IstioOperator"},
+			Starts: "pilot, proxyv2 and, with their components, install-cni and ztunnel, from its hub and tag"},
+		OperatorKind{Operator: "the Kiali operator", Group: "kiali.io", Kinds: []string{"Kiali", "OSSMConsole"},
+			Starts: "the Kiali server (or console plugin) image it picks for its version", Unless: []string{"spec.deployment.image_name", "spec.deployment.imageName"}},
+		OperatorKind{Operator: "the Prometheus operator", Group: "monitoring.coreos.com", Kinds: prom,
+			Starts: "its default image of the kind, at spec.version", Unless: []string{"spec.image", "spec.baseImage"}},
+	)
+	for _, g := range []string{"sailoperator.io", "operator.istio.io"} {
+		out = append(out, OperatorKind{Operator: "the Sail operator", Group: g, Kinds: []string{"Istio", "IstioRevision", "IstioCNI", "ZTunnel"},
+			Starts: "pilot, proxyv2, install-cni and ztunnel, from values.global.hub at spec.version"})
+	}
+	return out
 }
 
 // placeholders says, per API group and kind, which image values are not

@@ -73,8 +73,47 @@ type Rewriter struct {
 	// references besides being collected in emb: rewritten, or listed.
 	rewriteEmbedded, listEmbedded bool
 	emb, left                     rewrite.ImageSet
+	// namedEmbedded: named embedded references are listed and rewritten.
+	namedEmbedded bool
+	// noAddRegistry: absent registry settings are reported, not added.
+	noAddRegistry bool
+	settings      []Setting
+	operators     map[string]*OperatorNote
+	// lists counts the image lists read.
+	lists int
 	// fullParse turns the fast path off: every document is parsed.
 	fullParse bool
+}
+
+// Setting is a registry setting of an operator's kind met in a manifest
+// (tigera's Installation.spec.registry, Istio's hub): where it is, its
+// value as written ("" when absent) and the value rehost writes.
+type Setting struct {
+	Location rewrite.Location `json:"location"`
+	Source   string           `json:"source"`
+	// Target is the value that makes the operator pull from the target
+	// registry; "" when the setting is absent and not added.
+	Target string         `json:"target,omitempty"`
+	Action rewrite.Action `json:"action,omitempty"`
+	// Added says the setting was absent, empty or named the operator's
+	// default registries, and Target was written in its place.
+	Added bool `json:"added,omitempty"`
+}
+
+// OperatorNote is an operator that starts images no manifest names: the
+// first object met that makes it start them, and how many there were.
+type OperatorNote struct {
+	Operator string `json:"operator"`
+	// Starts says which images it starts.
+	Starts   string           `json:"starts"`
+	Location rewrite.Location `json:"location"`
+	Count    int              `json:"count"`
+}
+
+// Message is the one-line warning for the note, as the CLI, the KRM
+// function and rehost mirror print it.
+func (n OperatorNote) Message() string {
+	return fmt.Sprintf("%s: %s starts images no manifest names (%s): list them in an imageList file beside the manifests (or pass one with --images-from) so that they are mirrored", n.Location, n.Operator, n.Starts)
 }
 
 // New returns a Rewriter for the config.
@@ -87,7 +126,7 @@ func New(c rewrite.Config, opts ...Option) (*Rewriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	rw := &Rewriter{mapper: m, finder: f, skipInvalid: c.SkipInvalid, rewriteEmbedded: c.RewriteEmbedded, warn: func(error) {}, workers: runtime.GOMAXPROCS(0)}
+	rw := &Rewriter{mapper: m, finder: f, skipInvalid: c.SkipInvalid, rewriteEmbedded: c.RewriteEmbedded, noAddRegistry: c.NoAddRegistry, namedEmbedded: !c.NoNamedEmbedded, warn: func(error) {}, workers: runtime.GOMAXPROCS(0)}
 	rw.emb.NoCollisions, rw.left.NoCollisions = true, true
 	for _, o := range opts {
 		o(rw)
@@ -142,6 +181,26 @@ func (rw *Rewriter) ToCache() []string {
 	defer rw.mu.Unlock()
 	return rw.set.ToCache()
 }
+
+// Settings returns the registry settings of operators met so far, in
+// input order: rewritten, added, or left as they are.
+func (rw *Rewriter) Settings() []Setting { return rw.settings }
+
+// Operators returns, sorted by operator, the operators met so far that
+// start images no manifest names (tigera, Istio, Kiali, the Prometheus
+// operator's default images, ...). Those images are in no report: a user
+// lists them in an image list.
+func (rw *Rewriter) Operators() []OperatorNote {
+	out := make([]OperatorNote, 0, len(rw.operators))
+	for _, n := range rw.operators {
+		out = append(out, *n)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Operator < out[j].Operator })
+	return out
+}
+
+// ImageLists is how many image lists were read (ReadImageList).
+func (rw *Rewriter) ImageLists() int { return rw.lists }
 
 // RewriteBytes rewrites one stream held in memory. name is used in errors
 // and in the image report.
@@ -291,6 +350,8 @@ type result struct {
 	// emb are the embedded references, left those of them neither listed
 	// nor rewritten.
 	emb, left []rewrite.Occurrence
+	settings  []Setting
+	notes     []OperatorNote
 	warns     []error
 	errs      []error
 }
@@ -313,6 +374,18 @@ func (rw *Rewriter) record(res result) []error {
 	}
 	for _, o := range res.left {
 		_ = rw.left.Add(o) // NoCollisions: never fails
+	}
+	rw.settings = append(rw.settings, res.settings...)
+	for _, n := range res.notes {
+		if rw.operators == nil {
+			rw.operators = map[string]*OperatorNote{}
+		}
+		if have := rw.operators[n.Operator]; have != nil {
+			have.Count++
+		} else {
+			n.Count = 1
+			rw.operators[n.Operator] = &n
+		}
 	}
 	for _, w := range res.warns {
 		rw.warn(w)
@@ -342,14 +415,19 @@ func (rw *Rewriter) process(d document, name string, write bool) result {
 	if err := dec.Decode(&next); !errors.Is(err, io.EOF) {
 		return result{errs: []error{&Error{Location: rewrite.Location{File: name, Line: d.line}, Err: errors.New("several YAML documents without a \"---\" line ending in \\n (lines end in a lone carriage return?): convert the line ends to \\n or \\r\\n")}}}
 	}
-	fields, emb := rw.finder.find(&root, true)
-	if len(fields) == 0 && len(emb) == 0 {
-		return result{}
-	}
-	ms, res := rw.mapAll(fields, emb, func(f Field) rewrite.Location {
+	fd := rw.finder.findAll(&root, true)
+	fields, emb := fd.fields, fd.emb
+	where := func(f Field) rewrite.Location {
 		p := f.place()
 		return rewrite.Location{File: name, Line: d.line + p.Line - 1, Column: p.Column, Kind: f.Kind, Namespace: f.Namespace, Name: f.Name, Field: f.Path}
-	})
+	}
+	notes := rw.notes(fd.notes, where)
+	if len(fields) == 0 && len(emb) == 0 {
+		return result{notes: notes}
+	}
+	ms, res := rw.mapAll(fields, emb, where)
+	res.notes = notes
+	res.warns = append(res.warns, duplicateWarnings(&root, fields, emb, name, func(n *yaml.Node) int { return d.line + n.Line - 1 })...)
 	if len(res.errs) > 0 {
 		return res
 	}
@@ -387,6 +465,17 @@ func (rw *Rewriter) process(d document, name string, write bool) result {
 	return res
 }
 
+// notes turns the finder's notes into OperatorNotes.
+func (rw *Rewriter) notes(ns []note, where func(Field) rewrite.Location) []OperatorNote {
+	var out []OperatorNote
+	for _, n := range ns {
+		loc := where(n.Field)
+		loc.Column, loc.Field = 0, ""
+		out = append(out, OperatorNote{Operator: n.op.Operator, Starts: n.op.Starts, Location: loc})
+	}
+	return out
+}
+
 // locateAll finds the bytes of the references that are part of a string
 // (embedded, composed): for their exact line and column, and to rewrite
 // them in place. Each string is read once; positions are counted in byte
@@ -397,7 +486,7 @@ func locateAll(d document, ms []mapped, res *result) {
 	byNode := map[*yaml.Node][]int{} // indexes into ms
 	var nodes []*yaml.Node
 	for i := range ms {
-		if f := ms[i].field; !f.whole() {
+		if f := ms[i].field; !f.whole() && f.Add == nil {
 			if byNode[f.Node] == nil {
 				nodes = append(nodes, f.Node)
 			}
@@ -460,6 +549,9 @@ type mapped struct {
 	// edit is nil when the reference is left as it is; its value is ""
 	// when the mapping leaves it as written (excluded, in the target).
 	edit *edit
+	// unlisted: no image to list (a registry setting, or a split
+	// reference that cannot be composed).
+	unlisted bool
 }
 
 // mapAll validates and maps the references found in a document. It is
@@ -471,7 +563,11 @@ func (rw *Rewriter) mapAll(fields, emb []Field, where func(Field) rewrite.Locati
 	ms := make([]mapped, 0, len(fields)+len(emb))
 	for _, f := range append(fields, emb...) {
 		loc := where(f)
-		loc.Embedded = f.Embedded
+		loc.Embedded, loc.Named = f.Embedded, f.Embedded && f.Named
+		if f.Registry {
+			rw.mapSetting(f, loc, &ms, &res)
+			continue
+		}
 		var m rewrite.Mapping
 		var err error
 		if isString(f.Node) {
@@ -490,10 +586,22 @@ func (rw *Rewriter) mapAll(fields, emb []Field, where func(Field) rewrite.Locati
 		}
 		loc.Value = f.Value
 		mp := mapped{field: f, occ: rewrite.Occurrence{Mapping: m, Location: loc}}
-		if !f.Embedded || rw.rewriteEmbedded {
+		named := f.Embedded && f.Named && rw.namedEmbedded
+		if !f.Embedded || rw.rewriteEmbedded || named {
 			e := edit{node: f.Node, sub: !f.whole(), at: f.At, old: f.Value, embedded: f.Embedded}
 			switch {
 			case m.Action != rewrite.Rewritten:
+			case f.Rest != "":
+				// The registry part of registry/repository.
+				name := m.Target.RepositoryName()
+				if !strings.HasSuffix(name, f.Rest) {
+					res.errs = append(res.errs, &Error{Location: loc, Err: fmt.Errorf("cannot rewrite %s: its target %s does not end in its repository part %s", f.Ref, name, strings.TrimPrefix(f.Rest, "/"))})
+					continue
+				}
+				e.value = strings.TrimSuffix(name, f.Rest)
+				if m.Target.Digest != m.Source.Digest {
+					res.warns = append(res.warns, &Error{Location: loc, Err: fmt.Errorf("pin of %s not written: its repository, tag and digest are separate fields here; set the digest in the resource", m.Source)})
+				}
 			case f.Ref != "":
 				e.value = m.Target.RepositoryName()
 				if m.Target.Digest != m.Source.Digest {
@@ -504,9 +612,81 @@ func (rw *Rewriter) mapAll(fields, emb []Field, where func(Field) rewrite.Locati
 			}
 			mp.edit = &e
 		}
+		if named && !rw.rewriteEmbedded && !rw.listEmbedded && m.Source.Tag == "" && m.Source.Digest == "" {
+			// "--prometheus-default-base-image=quay.io/prometheus/prometheus":
+			// a repository its program adds the tag to.
+			mp.unlisted = true
+			res.warns = append(res.warns, &Error{Location: loc, Err: fmt.Errorf("embedded image reference %s has no tag or digest: rewritten, not listed (its program picks the tag); list the image in an imageList file so that it is mirrored", f.Value)})
+		}
+		if f.Incomplete != "" {
+			mp.unlisted = true
+			res.warns = append(res.warns, &Error{Location: loc, Err: fmt.Errorf("image %s not listed: %s; list the image in an imageList file so that it is mirrored", m.Source, f.Incomplete)})
+		}
 		ms = append(ms, mp)
 	}
 	return ms, res
+}
+
+// mapSetting maps a registry setting and records it in res; a setting to
+// rewrite or add becomes an edit in ms.
+func (rw *Rewriter) mapSetting(f Field, loc rewrite.Location, ms *[]mapped, res *result) {
+	s := Setting{Location: loc, Source: f.Value}
+	if f.Add != nil {
+		s.Source = ""
+	}
+	s.Location.Value = s.Source
+	if f.Default && f.Add == nil && !isString(f.Node) {
+		res.warns = append(res.warns, &Error{Location: loc, Err: fmt.Errorf("registry setting not set: %s where a value or a map was expected; write the value, or remove the key and rehost adds it", describe(f.Node))})
+		return
+	}
+	if f.Default {
+		what := "absent"
+		if f.Add == nil {
+			what = fmt.Sprintf("%q (the operator's default registries)", f.Value)
+		}
+		switch {
+		case rw.noAddRegistry:
+			res.warns = append(res.warns, &Error{Location: loc, Err: fmt.Errorf("registry setting %s, not set (noAddRegistry): the operator pulls its images from its public default registries", what)})
+		case rw.mapper.Style() == rewrite.PathStyleNest:
+			res.warns = append(res.warns, &Error{Location: loc, Err: fmt.Errorf("registry setting %s, not set: with path style nest its value depends on the public registry the operator's version defaults to; write that registry (\"quay.io/\" or \"docker.io/\") in the field and rehost rewrites it", what)})
+		default:
+			s.Target, s.Action, s.Added = rw.mapper.Root(), rewrite.Rewritten, true
+			if f.Slash {
+				s.Target += "/"
+			}
+			e := &edit{node: f.Node, value: s.Target, insert: f.Add}
+			*ms = append(*ms, mapped{field: f, edit: e, unlisted: true})
+		}
+		res.settings = append(res.settings, s)
+		return
+	}
+	fail := func(err error) {
+		err = &Error{Location: loc, Err: err}
+		if rw.skipInvalid {
+			res.warns = append(res.warns, err)
+		} else {
+			res.errs = append(res.errs, err)
+		}
+	}
+	if !isString(f.Node) {
+		fail(fmt.Errorf("registry setting is not a string: %s", describe(f.Node)))
+		return
+	}
+	rm, err := rw.mapper.MapRegistry(f.Value)
+	if err != nil {
+		fail(fmt.Errorf("registry setting: %w", err))
+		return
+	}
+	s.Target, s.Action = rm.Target, rm.Action
+	for _, n := range rm.Narrower {
+		res.warns = append(res.warns, &Error{Location: loc, Err: fmt.Errorf("exclusion %s is narrower than the registry setting %s: the operator pulls every image below it from %s all the same", n, f.Value, rm.Target)})
+	}
+	mp := mapped{field: f, unlisted: true}
+	if rm.Action == rewrite.Rewritten {
+		mp.edit = &edit{node: f.Node, value: rm.Target}
+	}
+	*ms = append(*ms, mp)
+	res.settings = append(res.settings, s)
 }
 
 // finish sorts the occurrences of a document into the result: image fields
@@ -514,6 +694,12 @@ func (rw *Rewriter) mapAll(fields, emb []Field, where func(Field) rewrite.Locati
 // rewritten, left otherwise.
 func (rw *Rewriter) finish(ms []mapped, res *result) {
 	for _, m := range ms {
+		if m.unlisted {
+			if m.field.Embedded {
+				res.emb = append(res.emb, m.occ)
+			}
+			continue
+		}
 		if !m.field.Embedded {
 			res.occ = append(res.occ, m.occ)
 			continue
@@ -533,7 +719,9 @@ func (rw *Rewriter) finish(ms []mapped, res *result) {
 //   - documents without a backslash escape that stands for other characters
 //     (hasEscape: "\x", "\u", "\U", "\/", an escaped line break), without any image word ("image", "Image", "IMAGE": image
 //     fields, the context of bare embedded references), configured leaf
-//     key or composite URL scheme ("oci://"), and without a run of
+//     key (registry settings: as a map key, "hub:"), composite URL scheme
+//     ("oci://") or kind whose absent fields matter (an Installation whose
+//     registry rehost adds, an operator's kind it warns about), and without a run of
 //     reference bytes that holds a registry host, a "/" and a tag or digest
 //     (an embedded reference that needs no context).
 //
@@ -542,7 +730,8 @@ func (rw *Rewriter) finish(ms []mapped, res *result) {
 // space, quotes, backslashes or control characters, none of which can be
 // part of an image word or a reference), so this never skips one.
 func (rw *Rewriter) mayHoldImages(data []byte) bool {
-	if topLevelKind(data) == crdKind {
+	kind := topLevelKind(data)
+	if kind == crdKind {
 		return false
 	}
 	if hasEscape(data) || hasImageWordBytes(data) {
@@ -555,6 +744,18 @@ func (rw *Rewriter) mayHoldImages(data []byte) bool {
 	}
 	for _, sc := range rw.finder.schemes {
 		if bytes.Contains(data, []byte(sc)) {
+			return true
+		}
+	}
+	// A kind whose absent fields matter: by its kind line when there is
+	// one (a ConfigMap of Prometheus rules is not a Prometheus), else
+	// (JSON, a List) by its name anywhere.
+	for _, k := range rw.finder.kindWords {
+		if kind != "" && !strings.HasSuffix(kind, "List") {
+			if kind == k {
+				return true
+			}
+		} else if bytes.Contains(data, []byte(k)) {
 			return true
 		}
 	}

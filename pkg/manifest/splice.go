@@ -26,6 +26,9 @@ type edit struct {
 	// alias marks the edit of an alias node ("*name"): it is replaced by a
 	// scalar holding value, in the style of the node it names.
 	alias bool
+	// insert, when set, makes the edit an insertion: the keys to add to
+	// the map node, the last one with the value (see insert.go).
+	insert []string
 }
 
 var bom = []byte("\xef\xbb\xbf")
@@ -45,6 +48,17 @@ func splice(data []byte, edits []edit) ([]byte, error) {
 	spans := make([]span, 0, len(edits))
 	whole := map[*yaml.Node]bool{}
 	for _, e := range edits {
+		if e.insert != nil {
+			if lines == nil {
+				lines = lineStarts(data)
+			}
+			at, text, err := insertion(data, lines, e)
+			if err != nil {
+				return nil, err
+			}
+			spans = append(spans, span{at, at, text})
+			continue
+		}
 		if !e.sub && !whole[e.node] {
 			whole[e.node] = true
 			if lines == nil {
@@ -63,7 +77,7 @@ func splice(data []byte, edits []edit) ([]byte, error) {
 	}
 	done := map[part]bool{}
 	for _, e := range edits {
-		if !e.sub || whole[e.node] || done[part{e.node, e.at}] {
+		if !e.sub || e.insert != nil || whole[e.node] || done[part{e.node, e.at}] {
 			continue
 		}
 		done[part{e.node, e.at}] = true
@@ -93,12 +107,15 @@ func splice(data []byte, edits []edit) ([]byte, error) {
 // values, which hold exactly their new values.
 func spliceVerified(data []byte, root *yaml.Node, edits []edit) ([]byte, error) {
 	out, err := splice(data, edits)
-	if err != nil || !hasSub(edits) && !hasAlias(edits) {
+	if err != nil || !hasSub(edits) && !hasAlias(edits) && !hasInsert(edits) {
 		return out, err
 	}
 	var got yaml.Node
 	if err := yaml.NewDecoder(bytes.NewReader(out)).Decode(&got); err != nil {
 		return nil, fmt.Errorf("rewriting in place would break the document: %v", err)
+	}
+	if err := dropInserted(root, &got, edits); err != nil {
+		return nil, err
 	}
 	want := expectedValues(edits)
 	if path, ok := sameTree(root, &got, want, ""); !ok {
@@ -112,12 +129,12 @@ func expectedValues(edits []edit) map[*yaml.Node]string {
 	want := map[*yaml.Node]string{}
 	subs := map[*yaml.Node][]edit{}
 	for _, e := range edits {
-		if !e.sub {
+		if !e.sub && e.insert == nil {
 			want[e.node] = e.value
 		}
 	}
 	for _, e := range edits {
-		if _, isWhole := want[e.node]; e.sub && !isWhole {
+		if _, isWhole := want[e.node]; e.sub && e.insert == nil && !isWhole {
 			subs[e.node] = append(subs[e.node], e)
 		}
 	}

@@ -23,6 +23,18 @@
 // connection errors; an image that still fails is reported in the [Summary]
 // while the others go on.
 //
+// What is attached to each image travels with it (Options.Attachments):
+// cosign's tags ("sha256-<hex>.sig", ".att", ".sbom", …) and OCI 1.1
+// referrers (referrers API, else its tag schema, on either side), of the
+// image, of each manifest of an index, and of each attachment in turn. They
+// keep their digests, so signatures stay valid for the rewritten reference;
+// they are counted apart in Summary.Attachments, skipped when present, and
+// carried through OCI layouts by Export and Import.
+//
+// TLS is required for every registry not listed in Options.Insecure,
+// private addresses included; only loopback hosts may answer in plain HTTP
+// (with a notice to a Reporter that implements Noticer).
+//
 // The package prints nothing: progress goes to a [Reporter] (see
 // [NewLineReporter] and [NewTerminalReporter]).
 package mirror

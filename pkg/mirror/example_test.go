@@ -62,3 +62,35 @@ func ExampleMirror_Copy() {
 	// /team/app:1.0
 	// 1 skipped
 }
+
+// Signatures travel with their images: here a cosign signature stored
+// under the "sha256-<hex>.sig" tag of the image's repository.
+func ExampleMirror_Copy_attachments() {
+	source, stop := localRegistry()
+	defer stop()
+	private, stop2 := localRegistry()
+	defer stop2()
+	img, _ := random.Image(1024, 1)
+	digest, _ := img.Digest()
+	ref, _ := name.ParseReference(source + "/team/app:1.0")
+	if err := remote.Write(ref, img); err != nil {
+		panic(err)
+	}
+	sig, _ := random.Image(256, 1) // stands in for cosign's signature manifest
+	sigRef, _ := name.ParseReference(source + "/team/app:sha256-" + digest.Hex + ".sig")
+	if err := remote.Write(sigRef, sig); err != nil {
+		panic(err)
+	}
+
+	m, err := mirror.New(mirror.Options{Keychain: authn.NewMultiKeychain(), Attachments: mirror.AttachmentsAll})
+	if err != nil {
+		panic(err)
+	}
+	s := m.Copy(context.Background(), []mirror.Job{{Source: source + "/team/app:1.0", Target: private + "/team/app:1.0"}})
+	fmt.Println(s.Copied, "image copied,", s.Attachments.Copied, "attachment copied")
+	a := s.Results[0].Attachments[0]
+	fmt.Println(a.Kind, strings.TrimPrefix(a.Destination, private) == "/team/app:sha256-"+digest.Hex+".sig")
+	// Output:
+	// 1 image copied, 1 attachment copied
+	// signature true
+}

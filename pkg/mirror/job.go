@@ -59,11 +59,14 @@ type Result struct {
 	// when known: always after a copy or a skip, in a dry run only with
 	// Options.Pin.
 	Digest string `json:"digest,omitempty"`
-	// Bytes is how many bytes were transferred for this image: uploaded to
-	// a registry, or downloaded into an OCI layout.
+	// Bytes is how many bytes were transferred for this image and its
+	// attachments: uploaded to a registry, or downloaded into an OCI layout.
 	Bytes int64 `json:"bytes"`
 	// Err is set when Status is Failed.
 	Err error `json:"-"`
+	// Attachments are the outcomes for the artifacts attached to the
+	// image (Options.Attachments), in the order they were found.
+	Attachments []Attachment `json:"attachments,omitempty"`
 }
 
 // Pinned is the target reference with the digest added,
@@ -85,40 +88,78 @@ func (r Result) Pinned() string {
 type Summary struct {
 	// Results has one entry per job, in the order of the jobs.
 	Results []Result
-	// Copied, Skipped, Failed and Planned count the results by status.
+	// Copied, Skipped, Failed and Planned count the images by status.
 	Copied, Skipped, Failed, Planned int
+	// Attachments counts the attachments of the images by status.
+	Attachments Counts
 	// Bytes is the sum of the results' bytes.
 	Bytes int64
 	// Elapsed is the run's wall-clock time.
 	Elapsed time.Duration
+
+	attachments bool // the run looked for attachments
+}
+
+// Counts counts outcomes by status.
+type Counts struct {
+	Copied, Skipped, Failed, Planned int
+}
+
+func (c *Counts) add(s Status) {
+	switch s {
+	case Copied:
+		c.Copied++
+	case Skipped:
+		c.Skipped++
+	case Failed:
+		c.Failed++
+	case Planned:
+		c.Planned++
+	}
 }
 
 func (s *Summary) add(r Result) {
 	s.Results = append(s.Results, r)
-	switch r.Status {
-	case Copied:
-		s.Copied++
-	case Skipped:
-		s.Skipped++
-	case Failed:
-		s.Failed++
-	case Planned:
-		s.Planned++
+	c := Counts{s.Copied, s.Skipped, s.Failed, s.Planned}
+	c.add(r.Status)
+	s.Copied, s.Skipped, s.Failed, s.Planned = c.Copied, c.Skipped, c.Failed, c.Planned
+	for _, a := range r.Attachments {
+		s.Attachments.add(a.Status)
 	}
 	s.Bytes += r.Bytes
 }
 
-// Err returns nil when no image failed, otherwise every failure joined
-// (errors.Join of *ImageError values).
+// Err returns nil when no image and no attachment failed, otherwise every
+// failure joined (errors.Join of *ImageError and *AttachmentError values).
 func (s Summary) Err() error {
 	var errs []error
 	for _, r := range s.Results {
 		if r.Status == Failed {
 			errs = append(errs, &ImageError{Job: r.Job, Err: r.Err})
 		}
+		for _, a := range r.Attachments {
+			if a.Status == Failed {
+				errs = append(errs, &AttachmentError{Job: r.Job, Attachment: a})
+			}
+		}
 	}
 	return errors.Join(errs...)
 }
+
+// AttachmentError is the failure to copy an attachment that is there.
+type AttachmentError struct {
+	Job        Job
+	Attachment Attachment
+}
+
+// Error is "SOURCE -> TARGET: KIND SOURCE -> DESTINATION: reason".
+func (e *AttachmentError) Error() string {
+	a := e.Attachment
+	return fmt.Sprintf("%s -> %s: %s %s -> %s: %v", e.Job.Source, e.Job.Target, a.Kind, a.Source, a.Destination, a.Err)
+}
+
+// Unwrap returns the reason, for errors.Is and errors.As.
+func (e *AttachmentError) Unwrap() error { return e.Attachment.Err }
 
 // ImageError is the failure of one job.
 type ImageError struct {

@@ -36,6 +36,14 @@ const (
 	// AnnotationContainerdName is the name containerd's "ctr images import"
 	// gives the image; rehost sets it to the source reference.
 	AnnotationContainerdName = "io.containerd.image.name"
+	// AnnotationAttachment marks an attachment (a cosign tag or an OCI 1.1
+	// referrer) stored with its image; the value is its AttachmentKind.
+	// AnnotationSource is then the attachment's own source:
+	// "repo:sha256-<hex>.sig" or "repo@sha256:…". A referrer's manifest
+	// also names its subject itself.
+	AnnotationAttachment = "dev.rehost.attachment"
+	// AnnotationSubject is the digest an attachment is attached to.
+	AnnotationSubject = "dev.rehost.subject"
 )
 
 // Export writes the source image of each job into the OCI image layout at
@@ -44,8 +52,11 @@ const (
 // AnnotationRefName, AnnotationContainerdName) and the target
 // (AnnotationTarget); an image already there with the same digest is
 // skipped, one whose source moved to another digest is replaced. A blob
-// already in the layout is not written again. The returned
-// error is about the layout itself; per-image failures are in the Summary.
+// already in the layout is not written again. Attachments
+// (Options.Attachments) get descriptors of their own in index.json, marked
+// with AnnotationAttachment and AnnotationSubject: cosign tags as tagged
+// manifests, referrers by digest. The returned error is about the layout
+// itself; per-image failures are in the Summary.
 func (m *Mirror) Export(ctx context.Context, jobs []Job, dir string) (Summary, error) {
 	dest := &layoutTarget{dir: dir}
 	if !m.opts.DryRun {
@@ -76,8 +87,12 @@ func (m *Mirror) Export(ctx context.Context, jobs []Job, dir string) (Summary, e
 // AnnotationContainerdName or AnnotationRefName): the layout can be made
 // for one registry and pushed into another, only the destination changes.
 // Images the mapper leaves where they are (excluded, or already in the
-// target registry) are reported as warnings and not pushed. The returned
-// error is about reading the layout; per-image failures are in the Summary.
+// target registry) are reported as warnings and not pushed. The
+// attachments stored with an image (see Export) are pushed with it, into
+// the same target repository: cosign tags under their tag, referrers by
+// digest (with the referrers API where the registry serves it, else its
+// tag schema). The returned error is about reading the layout; per-image
+// failures are in the Summary.
 func (m *Mirror) Import(ctx context.Context, dir string, mapper *rewrite.Mapper) (Summary, error) {
 	p, err := layout.FromPath(dir)
 	if err != nil {
@@ -94,8 +109,11 @@ func (m *Mirror) Import(ctx context.Context, dir string, mapper *rewrite.Mapper)
 	var tasks []task
 	var notices []notice
 	for i, d := range im.Manifests {
+		if d.Annotations[AnnotationAttachment] != "" {
+			continue // pushed with its image
+		}
 		src := layoutSource(d)
-		t := task{Job: Job{Source: src}, origin: layoutOrigin{index: ii, desc: d}}
+		t := task{Job: Job{Source: src}, origin: layoutOrigin{index: ii, desc: d, all: im.Manifests, repo: repoOf(src)}}
 		if src == "" {
 			t.Job.Source = fmt.Sprintf("%s index.json manifests[%d] (%s)", dir, i, d.Digest)
 			t.err = fmt.Errorf("no source reference recorded (annotation %s)", AnnotationSource)
@@ -122,7 +140,50 @@ func (m *Mirror) Import(ctx context.Context, dir string, mapper *rewrite.Mapper)
 		}
 		tasks = append(tasks, t)
 	}
+	if m.opts.Attachments != AttachmentsNone {
+		notices = append(notices, orphans(ii, im.Manifests, tasks)...)
+	}
 	return m.run(ctx, tasks, notices...), nil
+}
+
+// orphans are notices for the attachments of a layout that no image of it
+// leads to (their image was removed from index.json): they are not pushed.
+func orphans(ii v1.ImageIndex, all []v1.Descriptor, tasks []task) []notice {
+	reached := map[string]bool{} // repo@digest
+	for _, t := range tasks {
+		o, ok := t.origin.(layoutOrigin)
+		if !ok || t.err != nil {
+			continue
+		}
+		reached[o.repo+"@"+o.desc.Digest.String()] = true
+		if o.desc.MediaType.IsIndex() {
+			if idx, err := ii.ImageIndex(o.desc.Digest); err == nil {
+				if im, err := idx.IndexManifest(); err == nil {
+					for _, c := range im.Manifests {
+						reached[o.repo+"@"+c.Digest.String()] = true
+					}
+				}
+			}
+		}
+	}
+	for grew := true; grew; {
+		grew = false
+		for _, d := range all {
+			repo := repoOf(d.Annotations[AnnotationSource])
+			if d.Annotations[AnnotationAttachment] != "" && reached[repo+"@"+d.Annotations[AnnotationSubject]] && !reached[repo+"@"+d.Digest.String()] {
+				reached[repo+"@"+d.Digest.String()] = true
+				grew = true
+			}
+		}
+	}
+	var out []notice
+	for _, d := range all {
+		src := d.Annotations[AnnotationSource]
+		if d.Annotations[AnnotationAttachment] != "" && !reached[repoOf(src)+"@"+d.Digest.String()] {
+			out = append(out, notice{Job{Source: src}, fmt.Sprintf("not pushed: this %s is attached to %s, which is not an image of the layout", d.Annotations[AnnotationAttachment], d.Annotations[AnnotationSubject])})
+		}
+	}
+	return out
 }
 
 // layoutSource is the source reference recorded on a layout descriptor.
@@ -141,13 +202,55 @@ func layoutSource(d v1.Descriptor) string {
 	return ""
 }
 
+// repoOf is the repository of a reference, "" when it does not parse.
+func repoOf(s string) string {
+	r, err := rewrite.ParseRef(s)
+	if err != nil {
+		return ""
+	}
+	return r.RepositoryName()
+}
+
 // layoutOrigin reads an image from a layout.
 type layoutOrigin struct {
 	index v1.ImageIndex
 	desc  v1.Descriptor
+	all   []v1.Descriptor // index.json, for attachments
+	repo  string          // the source repository of the image
 }
 
 func (o layoutOrigin) digest(context.Context) (v1.Hash, error) { return o.desc.Digest, nil }
+
+func (o layoutOrigin) describe(context.Context) (v1.Descriptor, error) { return o.desc, nil }
+
+func (o layoutOrigin) indexOf(_ context.Context, h v1.Hash) (v1.ImageIndex, error) {
+	return o.index.ImageIndex(h)
+}
+
+// attachments are the descriptors of index.json attached to h in the
+// image's source repository.
+func (o layoutOrigin) attachments(_ context.Context, _ *runState, h v1.Hash) ([]found, string, error) {
+	var out []found
+	for _, d := range o.all {
+		kind := d.Annotations[AnnotationAttachment]
+		src := d.Annotations[AnnotationSource]
+		if kind == "" || d.Annotations[AnnotationSubject] != h.String() || repoOf(src) != o.repo || o.repo == "" {
+			continue
+		}
+		r, err := rewrite.ParseRef(src)
+		if err != nil {
+			continue
+		}
+		f := found{kind: AttachmentKind(kind), subject: h, tag: r.Tag, src: src,
+			origin: layoutOrigin{index: o.index, desc: d, all: o.all, repo: o.repo}}
+		if f.tag == "" {
+			d := d
+			f.desc = &d
+		}
+		out = append(out, f)
+	}
+	return out, "", nil
+}
 
 func (o layoutOrigin) get(context.Context) (artifact, error) {
 	switch {
@@ -168,7 +271,7 @@ type layoutTarget struct {
 	dir  string
 	path layout.Path
 	mu   sync.Mutex
-	have map[string]v1.Hash // source -> digest recorded in index.json
+	have map[string]v1.Descriptor // source -> descriptor in index.json
 }
 
 func (t *layoutTarget) downloads() bool { return true }
@@ -192,23 +295,49 @@ func (t *layoutTarget) open() error {
 	if err != nil {
 		return fmt.Errorf("OCI layout %s: %w", t.dir, err)
 	}
-	t.have = map[string]v1.Hash{}
+	t.have = map[string]v1.Descriptor{}
 	for _, d := range im.Manifests {
 		if s := d.Annotations[AnnotationSource]; s != "" {
-			t.have[s] = d.Digest
+			t.have[s] = d
 		}
 	}
 	return nil
 }
 
-func (t *layoutTarget) current(_ context.Context, j Job) (v1.Hash, bool, error) {
+func (t *layoutTarget) current(_ context.Context, it item) (*v1.Descriptor, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	h, ok := t.have[j.Source]
-	return h, ok, nil
+	d, ok := t.have[it.Source]
+	if !ok {
+		return nil, nil
+	}
+	return &d, nil
 }
 
-func (t *layoutTarget) put(_ context.Context, j Job, a artifact) error {
+func (t *layoutTarget) indexOf(_ context.Context, _ item, h v1.Hash) (v1.ImageIndex, error) {
+	ii, err := t.path.ImageIndex()
+	if err != nil {
+		return nil, err
+	}
+	return ii.ImageIndex(h)
+}
+
+// attached stores an attachment in the same layout; the target recorded
+// is the attachment's place beside the image's target.
+func (t *layoutTarget) attached(j Job, f found) (target, string, string, error) {
+	ref := ""
+	if repo := repoOf(j.Target); repo != "" {
+		if f.referrer() {
+			ref = repo + "@" + f.desc.Digest.String()
+		} else {
+			ref = repo + ":" + f.tag
+		}
+	}
+	return t, ref, "oci:" + t.dir, nil
+}
+
+func (t *layoutTarget) put(_ context.Context, it item, a artifact) error {
+	j := it.Job
 	var d *v1.Descriptor
 	var err error
 	switch {
@@ -229,10 +358,20 @@ func (t *layoutTarget) put(_ context.Context, j Job, a artifact) error {
 	desc := *d
 	desc.Platform = nil // the descriptor of an index child; not an index.json property
 	desc.Annotations = map[string]string{
-		AnnotationSource:         j.Source,
-		AnnotationTarget:         j.Target,
-		AnnotationRefName:        j.Source,
-		AnnotationContainerdName: j.Source,
+		AnnotationSource: j.Source,
+		AnnotationTarget: j.Target,
+	}
+	if it.att == nil || !it.att.referrer() {
+		// An image or a cosign tag: a tagged manifest.
+		desc.Annotations[AnnotationRefName] = j.Source
+		desc.Annotations[AnnotationContainerdName] = j.Source
+	}
+	if it.att != nil {
+		desc.Annotations[AnnotationAttachment] = string(it.att.kind)
+		desc.Annotations[AnnotationSubject] = it.att.subject.String()
+		if it.att.desc != nil && it.att.desc.ArtifactType != "" {
+			desc.ArtifactType = it.att.desc.ArtifactType
+		}
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -244,7 +383,7 @@ func (t *layoutTarget) put(_ context.Context, j Job, a artifact) error {
 	if err := t.path.AppendDescriptor(desc); err != nil {
 		return err
 	}
-	t.have[j.Source] = desc.Digest
+	t.have[j.Source] = desc
 	return nil
 }
 

@@ -3,9 +3,11 @@ package mirror
 import (
 	"context"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/rehost/rehost/pkg/rewrite"
 )
 
@@ -34,17 +37,27 @@ type Options struct {
 	// digest fails. Empty means every platform: faithful copies.
 	Platforms []v1.Platform
 	// DryRun reports what would be copied where and copies nothing. It
-	// makes no request at all, unless Pin is set.
+	// never writes and never asks the destination. It asks the sources
+	// only to list attachments (unless Attachments is AttachmentsNone or
+	// Pin is set) and to resolve digests (with Pin).
 	DryRun bool
 	// Pin resolves every source to its digest with a HEAD request (never a
 	// GET, which registries count against rate limits) so that
 	// Result.Pinned is known. A copy resolves digests anyway; Pin matters
-	// for a dry run.
+	// for a dry run, which then lists no attachments, to keep that promise.
 	Pin bool
+	// Attachments says which artifacts attached to each image are copied
+	// with it: cosign's tags ("sha256-<hex>.sig", ".att", ".sbom" and any
+	// other "sha256-<hex>.*" tag) and OCI 1.1 referrers, of the image, of
+	// the manifests of an index, and of those attachments in turn. Empty
+	// means AttachmentsAll.
+	Attachments Attachments
 	// Insecure lists registry hosts ("host[:port]") that may be reached over
-	// plain HTTP or over TLS without certificate verification.
-	// go-containerregistry already falls back to plain HTTP for localhost,
-	// loopback and private (RFC 1918) addresses.
+	// plain HTTP or over TLS without certificate verification. Plain HTTP
+	// to any other host is refused, private (RFC 1918) addresses included,
+	// which go-containerregistry alone would reach over plain HTTP; only
+	// loopback hosts (localhost, 127.0.0.1, ::1) keep that fallback, with
+	// a notice to the Reporter (see Noticer).
 	Insecure []string
 	// RootCAs are the certificate authorities trusted for TLS; nil means the
 	// system pool. See RootCAs.
@@ -54,7 +67,8 @@ type Options struct {
 	// Credentials are never reported.
 	Keychain authn.Keychain
 	// Transport replaces the HTTP transport (tests, proxies); when set,
-	// RootCAs and the TLS part of Insecure are not applied.
+	// RootCAs and the TLS part of Insecure are not applied, but plain HTTP
+	// is still refused as Insecure says.
 	Transport http.RoundTripper
 	// Backoff is the retry schedule for 5xx, 429 and connection errors; a
 	// zero value means three attempts, one second apart then three.
@@ -73,6 +87,9 @@ type Mirror struct {
 	puller   *remote.Puller
 	pusher   *remote.Pusher
 	ledger   ledger
+	api      sync.Map // registry host -> serves the referrers API (bool)
+	probing  sync.Map // registry host -> *sync.Mutex held while probing the referrers API
+	notified sync.Map // loopback hosts reached over plain HTTP, noticed once
 
 	repMu sync.Mutex // serialises Reporter calls
 	rep   Reporter
@@ -95,6 +112,13 @@ func New(o Options) (*Mirror, error) {
 	if o.UserAgent == "" {
 		o.UserAgent = "rehost"
 	}
+	switch o.Attachments {
+	case "":
+		o.Attachments = AttachmentsAll
+	case AttachmentsAll, AttachmentsSignatures, AttachmentsNone:
+	default:
+		return nil, fmt.Errorf("attachments %q: want all, signatures or none", o.Attachments)
+	}
 	if o.Pin && o.DryRun && len(o.Platforms) > 0 {
 		return nil, errors.New("a dry run cannot pin narrowed indexes: their digest is known only once the index is fetched")
 	}
@@ -104,7 +128,7 @@ func New(o Options) (*Mirror, error) {
 	}
 	ropts := []remote.Option{
 		remote.WithAuthFromKeychain(o.Keychain),
-		remote.WithTransport(countingTransport{inner: baseTransport(o, m.insecure)}),
+		remote.WithTransport(countingTransport{inner: plainGuard{inner: baseTransport(o, m.insecure), m: m}, api: &m.api}),
 		remote.WithRetryBackoff(o.Backoff),
 		remote.WithRetryPredicate(retryable),
 		remote.WithRetryStatusCodes(retryStatusCodes...),
@@ -121,7 +145,7 @@ func New(o Options) (*Mirror, error) {
 }
 
 // Copy copies the source image of each job to its target reference in a
-// registry.
+// registry, with its attachments (Options.Attachments).
 func (m *Mirror) Copy(ctx context.Context, jobs []Job) Summary {
 	tasks := make([]task, len(jobs))
 	for i, j := range jobs {
@@ -151,21 +175,43 @@ type task struct {
 	err    error // found before the copy started
 }
 
-// origin is where an image is read from.
+// item is one manifest to copy: an image, or an attachment (att set).
+type item struct {
+	Job
+	att *found
+}
+
+// origin is where an image and its attachments are read from.
 type origin interface {
 	// digest is the image's digest, as cheaply as possible: from the
 	// reference or the layout, else with a HEAD request.
 	digest(ctx context.Context) (v1.Hash, error)
+	// describe is the image's descriptor (a HEAD request for a registry).
+	describe(ctx context.Context) (v1.Descriptor, error)
 	// get returns the image.
 	get(ctx context.Context) (artifact, error)
+	// index returns the index with digest h from the image's repository.
+	indexOf(ctx context.Context, h v1.Hash) (v1.ImageIndex, error)
+	// attachments lists what is attached to h in the image's repository;
+	// warn is a warning to give once (attachments could not be looked
+	// for, which is not an error).
+	attachments(ctx context.Context, rs *runState, h v1.Hash) (fs []found, warn string, err error)
 }
 
-// target is where an image is written.
+// target is where an image and its attachments are written.
 type target interface {
-	// current returns the digest the destination holds for j, if any.
-	current(ctx context.Context, j Job) (h v1.Hash, ok bool, err error)
-	// put writes the image.
-	put(ctx context.Context, j Job, a artifact) error
+	// current returns the descriptor the destination holds for it, nil
+	// when it holds none.
+	current(ctx context.Context, it item) (*v1.Descriptor, error)
+	// put writes the image or attachment.
+	put(ctx context.Context, it item, a artifact) error
+	// index returns the index with digest h that the destination holds
+	// for it.
+	indexOf(ctx context.Context, it item, h v1.Hash) (v1.ImageIndex, error)
+	// attached returns the destination of an attachment of the image of
+	// job j: the target, the reference recorded as Job.Target, and the
+	// destination reported.
+	attached(j Job, f found) (t target, ref, dest string, err error)
 	// downloads says whether bytes are counted as downloaded (layouts)
 	// rather than uploaded.
 	downloads() bool
@@ -205,6 +251,7 @@ func (m *Mirror) run(ctx context.Context, tasks []task, notices ...notice) Summa
 			r.Warn(n.job, n.msg)
 		}
 	})
+	rs := &runState{}
 	results := make([]Result, len(tasks))
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -213,7 +260,7 @@ func (m *Mirror) run(ctx context.Context, tasks []task, notices ...notice) Summa
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				results[i] = m.do(ctx, tasks[i])
+				results[i] = m.do(ctx, rs, tasks[i])
 			}
 		}()
 	}
@@ -222,13 +269,18 @@ func (m *Mirror) run(ctx context.Context, tasks []task, notices ...notice) Summa
 	}
 	close(next)
 	wg.Wait()
-	var s Summary
+	s := Summary{attachments: m.listsAttachments()}
 	for _, r := range results {
 		s.add(r)
 	}
 	s.Elapsed = time.Since(start)
 	m.report(func(r Reporter) { r.End(s) })
 	return s
+}
+
+// listsAttachments says whether the runs look for attachments.
+func (m *Mirror) listsAttachments() bool {
+	return m.opts.Attachments != AttachmentsNone && !(m.opts.DryRun && m.opts.Pin)
 }
 
 func (m *Mirror) report(f func(Reporter)) {
@@ -240,7 +292,7 @@ func (m *Mirror) report(f func(Reporter)) {
 func (m *Mirror) warn(j Job, msg string) { m.report(func(r Reporter) { r.Warn(j, msg) }) }
 
 // do runs one task.
-func (m *Mirror) do(ctx context.Context, t task) Result {
+func (m *Mirror) do(ctx context.Context, rs *runState, t task) Result {
 	res := Result{Job: t.Job, Destination: t.dest}
 	m.report(func(r Reporter) { r.Start(t.Job) })
 	err := t.err
@@ -251,7 +303,7 @@ func (m *Mirror) do(ctx context.Context, t task) Result {
 		c := &counter{downloads: t.target.downloads(), report: func(n int64) {
 			m.report(func(r Reporter) { r.Transferred(n) })
 		}}
-		err = m.transfer(withCounter(ctx, c), t, &res)
+		err = m.transfer(withCounter(ctx, c), rs, t, &res)
 		res.Bytes = c.n.Load()
 	}
 	if err != nil {
@@ -261,94 +313,296 @@ func (m *Mirror) do(ctx context.Context, t task) Result {
 	return res
 }
 
-// transfer copies one image unless the destination already has it.
-func (m *Mirror) transfer(ctx context.Context, t task, res *Result) error {
+// outcome is what copying one manifest did.
+type outcome struct {
+	status    Status
+	digest    v1.Hash
+	mediaType types.MediaType
+	art       *artifact // the manifest, when it was fetched
+	narrowed  *v1.Hash  // the index digest before Options.Platforms narrowed it
+}
+
+// transfer copies one image unless the destination already has it, then
+// its attachments.
+func (m *Mirror) transfer(ctx context.Context, rs *runState, t task, res *Result) error {
 	if m.opts.DryRun {
-		res.Status = Planned
-		if m.opts.Pin {
-			h, err := t.origin.digest(ctx)
-			if err != nil {
-				return err
-			}
-			res.Digest = h.String()
-		}
+		return m.plan(ctx, rs, t, res)
+	}
+	out, err := m.copyOne(ctx, item{Job: t.Job}, t.origin, t.target, true)
+	if err != nil {
+		return err
+	}
+	res.Status, res.Digest = out.status, out.digest.String()
+	if !m.listsAttachments() {
 		return nil
 	}
-	// The target first: when it lacks the image, the source digest is not
-	// needed and the copy saves a request.
-	cur, present, err := t.target.current(ctx, t.Job)
+	subjects, dropped, err := m.subjects(ctx, t, out)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s, but its attachments were not looked for: %w", res.Status, err)
 	}
-	if present && len(m.opts.Platforms) == 0 {
-		want, err := t.origin.digest(ctx)
-		if err != nil {
-			return err
-		}
-		if want == cur {
-			res.Status, res.Digest = Skipped, cur.String()
-			return nil
-		}
+	if err := m.attachments(ctx, rs, t, subjects, dropped, out, res); err != nil {
+		return fmt.Errorf("%s, but its attachments could not be listed: %w", res.Status, err)
 	}
-	a, err := t.origin.get(ctx)
-	if err != nil {
-		return err
-	}
-	if len(m.opts.Platforms) > 0 {
-		if a, err = m.narrow(t.Job, a); err != nil {
-			return err
-		}
-		h, err := a.digest()
-		if err != nil {
-			return err
-		}
-		if present && h == cur {
-			res.Status, res.Digest = Skipped, cur.String()
-			return nil
-		}
-	}
-	if err := t.target.put(ctx, t.Job, a); err != nil {
-		return err
-	}
-	h, err := a.digest()
-	if err != nil {
-		return err
-	}
-	res.Status, res.Digest = Copied, h.String()
 	return nil
 }
 
-// narrow applies Options.Platforms to an index.
-func (m *Mirror) narrow(j Job, a artifact) (artifact, error) {
-	if a.idx == nil {
+// copyOne copies one manifest from o to t unless t holds it already;
+// narrow applies Options.Platforms.
+func (m *Mirror) copyOne(ctx context.Context, it item, o origin, t target, narrow bool) (outcome, error) {
+	narrow = narrow && len(m.opts.Platforms) > 0
+	// The target first: when it lacks the manifest, the source digest is
+	// not needed and the copy saves a request.
+	cur, err := t.current(ctx, it)
+	if err != nil {
+		return outcome{}, err
+	}
+	if cur != nil && !narrow {
+		want, err := o.digest(ctx)
+		if err != nil {
+			return outcome{}, err
+		}
+		if want == cur.Digest {
+			return outcome{status: Skipped, digest: cur.Digest, mediaType: cur.MediaType}, nil
+		}
+	}
+	a, err := o.get(ctx)
+	if err != nil {
+		return outcome{}, err
+	}
+	var before *v1.Hash
+	if narrow {
+		if a, before, err = m.narrow(it.Job, a); err != nil {
+			return outcome{}, err
+		}
+	}
+	h, err := a.digest()
+	if err != nil {
+		return outcome{}, err
+	}
+	out := outcome{status: Copied, digest: h, mediaType: a.mediaType(), art: &a, narrowed: before}
+	if cur != nil && h == cur.Digest {
+		out.status = Skipped
+		return out, nil
+	}
+	if err := t.put(ctx, it, a); err != nil {
+		return outcome{}, err
+	}
+	return out, nil
+}
+
+func (a artifact) mediaType() types.MediaType {
+	var mt types.MediaType
+	switch {
+	case a.idx != nil:
+		mt, _ = a.idx.MediaType()
+	case a.img != nil:
+		mt, _ = a.img.MediaType()
+	default:
+		mt = a.raw.MediaType
+	}
+	return mt
+}
+
+// subjects are the digests whose attachments go with a copied image: the
+// image and the manifests of an index. When Options.Platforms narrowed
+// the index, its own digest is dropped (its attachments cannot be valid
+// for the narrowed copy) and only the kept manifests are subjects.
+func (m *Mirror) subjects(ctx context.Context, t task, out outcome) (subjects []v1.Hash, dropped *v1.Hash, err error) {
+	var idx v1.ImageIndex
+	switch {
+	case out.art != nil && out.art.idx != nil:
+		idx = out.art.idx
+	case out.art == nil && out.mediaType.IsIndex():
+		if idx, err = t.target.indexOf(ctx, item{Job: t.Job}, out.digest); err != nil {
+			return nil, nil, err
+		}
+	}
+	if out.narrowed != nil {
+		dropped = out.narrowed
+	} else {
+		subjects = append(subjects, out.digest)
+	}
+	if idx != nil {
+		im, err := idx.IndexManifest()
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, d := range im.Manifests {
+			subjects = append(subjects, d.Digest)
+		}
+	}
+	return subjects, dropped, nil
+}
+
+// maxDepth bounds the chains of attachments of attachments followed (a
+// signature of an SBOM of an image is depth 2).
+const maxDepth = 4
+
+// attachments copies (or, in a dry run, plans) what is attached to the
+// subjects, then what is attached to those attachments, and so on. A
+// missing attachment is not an error; a failed copy of a present one is
+// recorded in res.Attachments. The error is about finding them.
+func (m *Mirror) attachments(ctx context.Context, rs *runState, t task, subjects []v1.Hash, dropped *v1.Hash, out outcome, res *Result) error {
+	if dropped != nil {
+		fs, warn, err := t.origin.attachments(ctx, rs, *dropped)
+		if err != nil {
+			return err
+		}
+		if warn != "" {
+			m.warn(t.Job, warn)
+		}
+		n := 0
+		for _, f := range fs {
+			if wanted(m.opts.Attachments, f.kind) {
+				n++
+			}
+		}
+		if n > 0 {
+			m.warn(t.Job, fmt.Sprintf("%d attachments (signatures, attestations, …) of the index %s are not copied: they cannot be valid for the narrowed copy %s; those of its platform manifests are copied", n, dropped, out.digest))
+		}
+	}
+	seen := map[v1.Hash]bool{}
+	for _, s := range subjects {
+		seen[s] = true
+	}
+	level := subjects
+	for depth := 0; len(level) > 0 && depth < maxDepth; depth++ {
+		var next []v1.Hash
+		for _, s := range level {
+			fs, warn, err := t.origin.attachments(ctx, rs, s)
+			if err != nil {
+				return err
+			}
+			if warn != "" {
+				m.warn(t.Job, warn)
+			}
+			for _, f := range fs {
+				if !wanted(m.opts.Attachments, f.kind) {
+					continue
+				}
+				a, h := m.attachment(ctx, t, f)
+				res.Attachments = append(res.Attachments, a)
+				if h != nil && !seen[*h] {
+					seen[*h] = true
+					next = append(next, *h)
+				}
+			}
+		}
+		level = next
+	}
+	return nil
+}
+
+// attachment copies or plans one attachment, and returns its digest when
+// known (to look for its own attachments).
+func (m *Mirror) attachment(ctx context.Context, t task, f found) (Attachment, *v1.Hash) {
+	a := Attachment{Kind: f.kind, Source: f.src, Subject: f.subject.String(), Referrer: f.referrer()}
+	tg, ref, dest, err := t.target.attached(t.Job, f)
+	a.Destination = dest
+	if err != nil {
+		a.Status, a.Err = Failed, err
 		return a, nil
 	}
-	before, err := a.idx.Digest()
+	if m.opts.DryRun {
+		a.Status = Planned
+		var h v1.Hash
+		if f.desc != nil {
+			h = f.desc.Digest
+		} else if h, err = f.origin.digest(ctx); err != nil {
+			a.Status, a.Err = Failed, err
+			return a, nil
+		}
+		a.Digest = h.String()
+		return a, &h
+	}
+	out, err := m.copyOne(ctx, item{Job: Job{Source: f.src, Target: ref}, att: &f}, f.origin, tg, false)
 	if err != nil {
-		return a, err
+		a.Status, a.Err = Failed, err
+		return a, nil
+	}
+	a.Status, a.Digest = out.status, out.digest.String()
+	return a, &out.digest
+}
+
+// plan is transfer for a dry run.
+func (m *Mirror) plan(ctx context.Context, rs *runState, t task, res *Result) error {
+	res.Status = Planned
+	if m.opts.Pin {
+		h, err := t.origin.digest(ctx)
+		if err != nil {
+			return err
+		}
+		res.Digest = h.String()
+	}
+	if !m.listsAttachments() {
+		return nil
+	}
+	d, err := t.origin.describe(ctx)
+	if err != nil {
+		m.warn(t.Job, fmt.Sprintf("attachments not listed: %v", err))
+		return nil
+	}
+	out := outcome{status: Planned, digest: d.Digest, mediaType: d.MediaType}
+	if d.MediaType.IsIndex() {
+		idx, err := t.origin.indexOf(ctx, d.Digest)
+		if err != nil {
+			m.warn(t.Job, fmt.Sprintf("attachments not listed: %v", err))
+			return nil
+		}
+		a := artifact{idx: idx}
+		if len(m.opts.Platforms) > 0 {
+			if a, out.narrowed, err = m.narrow(t.Job, a); err != nil {
+				return err
+			}
+			if out.narrowed != nil {
+				out.digest, _ = a.digest()
+			}
+		}
+		out.art = &a
+	}
+	subjects, dropped, err := m.subjects(ctx, t, out)
+	if err == nil {
+		err = m.attachments(ctx, rs, t, subjects, dropped, out, res)
+	}
+	if err != nil {
+		m.warn(t.Job, fmt.Sprintf("attachments not listed: %v", err))
+	}
+	return nil
+}
+
+// narrow applies Options.Platforms to an index; before is the digest of
+// the index before, when it changed.
+func (m *Mirror) narrow(j Job, a artifact) (out artifact, before *v1.Hash, err error) {
+	if a.idx == nil {
+		return a, nil, nil
+	}
+	orig, err := a.idx.Digest()
+	if err != nil {
+		return a, nil, err
 	}
 	idx, kept, total, err := narrow(a.idx, m.opts.Platforms)
 	if err != nil {
-		return a, err
+		return a, nil, err
 	}
 	if kept == total {
-		return a, nil
+		return a, nil, nil
 	}
 	after, err := idx.Digest()
 	if err != nil {
-		return a, err
+		return a, nil, err
 	}
 	if r, err := rewrite.ParseRef(j.Target); err == nil && r.Digest != "" {
-		return a, fmt.Errorf("the target is pinned to %s, but --platform keeps %d of %d manifests and the index digest becomes %s", r.Digest, kept, total, after)
+		return a, nil, fmt.Errorf("the target is pinned to %s, but --platform keeps %d of %d manifests and the index digest becomes %s", r.Digest, kept, total, after)
 	}
-	m.warn(j, fmt.Sprintf("platform filter keeps %d of %d manifests: the index digest changes from %s to %s", kept, total, before, after))
-	return artifact{idx: idx}, nil
+	m.warn(j, fmt.Sprintf("platform filter keeps %d of %d manifests: the index digest changes from %s to %s", kept, total, orig, after))
+	return artifact{idx: idx}, &orig, nil
 }
 
 // registryOrigin reads from a registry.
 type registryOrigin struct {
 	m   *Mirror
 	ref ref
+	pre *remote.Descriptor // the manifest, when already fetched
 }
 
 func (o registryOrigin) digest(ctx context.Context) (v1.Hash, error) {
@@ -362,11 +616,26 @@ func (o registryOrigin) digest(ctx context.Context) (v1.Hash, error) {
 	return d.Digest, nil
 }
 
+func (o registryOrigin) describe(ctx context.Context) (v1.Descriptor, error) {
+	d, err := o.m.puller.Head(ctx, o.ref.read())
+	if err != nil {
+		return v1.Descriptor{}, err
+	}
+	return *d, nil
+}
+
 func (o registryOrigin) get(ctx context.Context) (artifact, error) {
+	if o.pre != nil {
+		return descriptorArtifact(o.pre)
+	}
 	d, err := o.m.puller.Get(ctx, o.ref.read())
 	if err != nil {
 		return artifact{}, err
 	}
+	return descriptorArtifact(d)
+}
+
+func descriptorArtifact(d *remote.Descriptor) (artifact, error) {
 	switch {
 	case d.MediaType.IsIndex():
 		idx, err := d.ImageIndex()
@@ -379,6 +648,71 @@ func (o registryOrigin) get(ctx context.Context) (artifact, error) {
 	}
 }
 
+func (o registryOrigin) indexOf(ctx context.Context, h v1.Hash) (v1.ImageIndex, error) {
+	d, err := o.m.puller.Get(ctx, o.ref.repo.Digest(h.String()))
+	if err != nil {
+		return nil, err
+	}
+	return d.ImageIndex()
+}
+
+// attachments lists the cosign tags of h (from the repository's tag list,
+// read once per run) and its referrers.
+func (o registryOrigin) attachments(ctx context.Context, rs *runState, h v1.Hash) ([]found, string, error) {
+	repo := o.ref.repo
+	ti, warn, err := o.m.tagIndex(ctx, rs, repo)
+	if err != nil {
+		return nil, "", err
+	}
+	var out []found
+	if ti != nil {
+		for _, suffix := range ti.suffixes[tagPrefix(h)] {
+			tag := tagPrefix(h) + "." + suffix
+			r := o.ref.at(tag, "")
+			out = append(out, found{
+				kind: kindOfTag(suffix), subject: h, tag: tag,
+				src: r.String(), origin: registryOrigin{m: o.m, ref: r},
+			})
+		}
+	}
+	ds, err := o.m.referrers(ctx, repo, h, ti)
+	if err != nil {
+		return nil, "", err
+	}
+	for _, d := range ds {
+		d := d
+		org := registryOrigin{m: o.m, ref: o.ref.at("", d.Digest.String())}
+		if strings.HasPrefix(strings.ToLower(d.ArtifactType), sigstoreBundlePrefix) && d.Annotations[sigstorePredicateType] == "" {
+			// A sigstore bundle signs or attests; only its manifest's
+			// annotations say which (the fallback tag cosign writes
+			// leaves them out). The manifest is kept for the copy.
+			rd, err := o.m.puller.Get(ctx, org.ref.read())
+			if err != nil {
+				return nil, "", fmt.Errorf("reading the referrer %s@%s: %w", repo, d.Digest, err)
+			}
+			var mf struct {
+				Annotations map[string]string `json:"annotations"`
+			}
+			if json.Unmarshal(rd.Manifest, &mf) == nil && len(mf.Annotations) > 0 {
+				ann := map[string]string{}
+				for k, v := range d.Annotations {
+					ann[k] = v
+				}
+				for k, v := range mf.Annotations {
+					ann[k] = v
+				}
+				d.Annotations = ann
+			}
+			org.pre = rd
+		}
+		out = append(out, found{
+			kind: kindOfReferrer(d), subject: h, desc: &d,
+			src: org.ref.String(), origin: org,
+		})
+	}
+	return out, warn, nil
+}
+
 // registryTarget writes to a registry.
 type registryTarget struct {
 	m   *Mirror
@@ -387,20 +721,54 @@ type registryTarget struct {
 
 func (t registryTarget) downloads() bool { return false }
 
-func (t registryTarget) current(ctx context.Context, _ Job) (v1.Hash, bool, error) {
+func (t registryTarget) current(ctx context.Context, it item) (*v1.Descriptor, error) {
+	if it.att != nil && it.att.referrer() {
+		// A referrer counts as present once the target lists it for its
+		// subject (with the API, or in the fallback tag), not merely
+		// when its manifest is there.
+		ds, err := t.m.referrers(ctx, t.ref.repo, it.att.subject, nil)
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range ds {
+			if d.Digest == it.att.desc.Digest {
+				return &d, nil
+			}
+		}
+		return nil, nil
+	}
 	d, err := t.m.puller.Head(ctx, t.ref.write())
 	if err != nil {
 		var te *transport.Error
 		if errors.As(err, &te) && (te.StatusCode == http.StatusNotFound || te.StatusCode == http.StatusForbidden || te.StatusCode == http.StatusUnauthorized) {
 			// Absent, or not readable with push-only credentials: write it.
-			return v1.Hash{}, false, nil
+			return nil, nil
 		}
-		return v1.Hash{}, false, err
+		return nil, err
 	}
-	return d.Digest, true, nil
+	return d, nil
 }
 
-func (t registryTarget) put(ctx context.Context, _ Job, a artifact) error {
+func (t registryTarget) indexOf(ctx context.Context, _ item, h v1.Hash) (v1.ImageIndex, error) {
+	d, err := t.m.puller.Get(ctx, t.ref.repo.Digest(h.String()))
+	if err != nil {
+		return nil, err
+	}
+	return d.ImageIndex()
+}
+
+// attached puts an attachment in the target repository under the same tag
+// (cosign) or digest (referrer): go-containerregistry then maintains the
+// referrers tag schema where the registry lacks the referrers API.
+func (t registryTarget) attached(_ Job, f found) (target, string, string, error) {
+	r := t.ref.at(f.tag, "")
+	if f.referrer() {
+		r = t.ref.at("", f.desc.Digest.String())
+	}
+	return registryTarget{m: t.m, ref: r}, r.String(), r.String(), nil
+}
+
+func (t registryTarget) put(ctx context.Context, _ item, a artifact) error {
 	if t.ref.digest != "" {
 		h, err := a.digest()
 		if err != nil {

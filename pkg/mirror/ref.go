@@ -12,8 +12,29 @@ import (
 // name.ParseReference would reduce to the digest.
 type ref struct {
 	repo   name.Repository
+	name   string // the repository as rehost spells it ("docker.io/library/nginx"), for reports
 	tag    string // "" when none was written
 	digest string // "" when none was written
+}
+
+// at is the same repository with another tag or digest.
+func (r ref) at(tag, digest string) ref {
+	return ref{repo: r.repo, name: r.name, tag: tag, digest: digest}
+}
+
+// String is the reference as rehost spells it.
+func (r ref) String() string {
+	s := r.name
+	if s == "" {
+		s = r.repo.String()
+	}
+	if r.tag != "" {
+		s += ":" + r.tag
+	}
+	if r.digest != "" {
+		s += "@" + r.digest
+	}
+	return s
 }
 
 // parseRef parses s with rehost's parser (name package underneath); the
@@ -31,7 +52,7 @@ func parseRef(s string, insecure func(host string) bool) (ref, error) {
 	if err != nil {
 		return ref{}, fmt.Errorf("%s: %w", s, err)
 	}
-	out := ref{repo: repo, tag: r.Tag, digest: r.Digest}
+	out := ref{repo: repo, name: r.RepositoryName(), tag: r.Tag, digest: r.Digest}
 	if out.tag == "" && out.digest == "" {
 		out.tag = name.DefaultTag
 	}

@@ -26,6 +26,13 @@ type Reporter interface {
 	End(s Summary)
 }
 
+// Noticer is implemented by Reporters that take notices about a run as a
+// whole rather than one image, such as a loopback registry reached over
+// plain HTTP. A Mirror calls Notice only if its Reporter implements it.
+type Noticer interface {
+	Notice(msg string)
+}
+
 type discard struct{}
 
 func (discard) Begin(int)         {}
@@ -42,6 +49,10 @@ func (discard) End(Summary)       {}
 //	skipped docker.io/library/redis:7.2 -> sea.hub:5000/library/redis:7.2 (present, sha256:e422889e156e)
 //	failed  quay.io/x/y:1.0 -> sea.hub:5000/x/y:1.0: GET https://…: MANIFEST_UNKNOWN
 //
+// with a line per attachment below its image:
+//
+//	copied  signature quay.io/x/y:sha256-….sig -> sea.hub:5000/x/y:sha256-….sig (sha256:9f86d081884c)
+//
 // and a summary line at the end.
 func NewLineReporter(w io.Writer) Reporter { return &lineReporter{w: w} }
 
@@ -55,7 +66,51 @@ func (l *lineReporter) Warn(j Job, msg string) {
 	fmt.Fprintf(l.w, "warning: %s: %s\n", j.Source, msg)
 }
 
-func (l *lineReporter) Done(r Result) { fmt.Fprintln(l.w, resultLine(r)) }
+func (l *lineReporter) Notice(msg string) { fmt.Fprintf(l.w, "notice: %s\n", msg) }
+
+func (l *lineReporter) Done(r Result) {
+	fmt.Fprintln(l.w, resultLine(r))
+	for _, a := range r.Attachments {
+		fmt.Fprintln(l.w, attachmentLine(a))
+	}
+}
+
+// WritePlan writes the plan of a dry run to w: a "would copy" line per
+// image, and an indented one per attachment below it.
+func WritePlan(w io.Writer, s Summary) error {
+	for _, r := range s.Results {
+		if r.Status != Planned {
+			continue
+		}
+		if _, err := fmt.Fprintln(w, resultLine(r)); err != nil {
+			return err
+		}
+		for _, a := range r.Attachments {
+			if a.Status != Planned {
+				continue
+			}
+			if _, err := fmt.Fprintln(w, attachmentLine(a)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// attachmentLine is the one-line report of an attachment, indented.
+func attachmentLine(a Attachment) string {
+	where := fmt.Sprintf("%s %s -> %s", a.Kind, a.Source, a.Destination)
+	switch a.Status {
+	case Copied:
+		return fmt.Sprintf("  copied  %s (%s)", where, shortDigest(a.Digest))
+	case Skipped:
+		return fmt.Sprintf("  skipped %s (present)", where)
+	case Planned:
+		return "  would copy " + where
+	default:
+		return fmt.Sprintf("  failed  %s: %v", where, a.Err)
+	}
+}
 
 func (l *lineReporter) End(s Summary) { fmt.Fprintln(l.w, summaryLine(s)) }
 
@@ -78,11 +133,20 @@ func resultLine(r Result) string {
 }
 
 // summaryLine is the last line of a run.
+// Attachments are counted apart from images.
 func summaryLine(s Summary) string {
+	a := s.Attachments
 	if s.Planned > 0 && s.Copied+s.Skipped == 0 {
+		if s.attachments {
+			return fmt.Sprintf("dry run: %d images and %d attachments would be copied, %d failed", s.Planned, a.Planned, s.Failed+a.Failed)
+		}
 		return fmt.Sprintf("dry run: %d images would be copied, %d failed", s.Planned, s.Failed)
 	}
-	return fmt.Sprintf("%d copied, %d skipped, %d failed, %s in %s", s.Copied, s.Skipped, s.Failed, humanBytes(s.Bytes), s.Elapsed.Round(100*time.Millisecond))
+	line := fmt.Sprintf("%d copied, %d skipped, %d failed, %s in %s", s.Copied, s.Skipped, s.Failed, humanBytes(s.Bytes), s.Elapsed.Round(100*time.Millisecond))
+	if s.attachments {
+		line += fmt.Sprintf("; attachments: %d copied, %d skipped, %d failed", a.Copied, a.Skipped, a.Failed)
+	}
+	return line
 }
 
 func shortDigest(d string) string {
@@ -146,14 +210,32 @@ func (t *termReporter) Warn(j Job, msg string) {
 	t.draw()
 }
 
+func (t *termReporter) Notice(msg string) {
+	t.clear()
+	fmt.Fprintf(t.w, "notice: %s\n", msg)
+	t.draw()
+}
+
 func (t *termReporter) Done(r Result) {
 	t.done++
 	if t.active[r.Source]--; t.active[r.Source] <= 0 {
 		delete(t.active, r.Source)
 	}
+	printed := false
 	if r.Status == Failed || r.Status == Planned {
 		t.clear()
 		fmt.Fprintln(t.w, resultLine(r))
+		printed = true
+	}
+	for _, a := range r.Attachments {
+		if a.Status == Failed || a.Status == Planned {
+			if !printed {
+				t.clear()
+				fmt.Fprintln(t.w, resultLine(r))
+				printed = true
+			}
+			fmt.Fprintln(t.w, attachmentLine(a))
+		}
 	}
 	t.draw()
 }

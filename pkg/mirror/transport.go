@@ -5,15 +5,19 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
 // RootCAs returns the system certificate pool with the PEM certificates of
@@ -74,6 +78,73 @@ func (h *hostRouter) RoundTrip(req *http.Request) (*http.Response, error) {
 	return h.secure.RoundTrip(req)
 }
 
+// plainGuard refuses plain HTTP to registry hosts that were not named
+// insecure. go-containerregistry falls back to plain HTTP for localhost,
+// loopback and private (RFC 1918) addresses; credentials would then cross
+// a network unencrypted without anyone asking for it. Loopback stays
+// allowed (the traffic never leaves the machine), with one notice per
+// host.
+type plainGuard struct {
+	inner http.RoundTripper
+	m     *Mirror
+}
+
+// PlainHTTPError is a refused plain-HTTP request, or a registry that
+// answered a TLS request in plain HTTP.
+type PlainHTTPError struct {
+	Host string
+	Err  error // the TLS failure, when the registry answered in plain HTTP
+}
+
+func (e *PlainHTTPError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%v: registry %s speaks plain HTTP, which is used only for hosts named insecure (Options.Insecure; rehost mirror: --insecure for the target, --insecure-source %s for a source)", e.Err, e.Host, e.Host)
+	}
+	return fmt.Sprintf("plain HTTP to %s refused: TLS is required unless the host is named insecure (Options.Insecure; rehost mirror: --insecure for the target, --insecure-source %s for a source)", e.Host, e.Host)
+}
+
+func (e *PlainHTTPError) Unwrap() error { return e.Err }
+
+func (g plainGuard) RoundTrip(req *http.Request) (*http.Response, error) {
+	host := req.URL.Host
+	if req.URL.Scheme == "http" && !g.m.insecure.has(host) {
+		if !loopback(host) {
+			if req.Body != nil {
+				req.Body.Close()
+			}
+			return nil, &PlainHTTPError{Host: host}
+		}
+		if _, done := g.m.notified.LoadOrStore(strings.ToLower(host), true); !done {
+			g.m.report(func(r Reporter) {
+				if n, ok := r.(Noticer); ok {
+					n.Notice(fmt.Sprintf("%s is reached over plain HTTP: it is a loopback address (any other registry needs TLS or --insecure)", host))
+				}
+			})
+		}
+	}
+	resp, err := g.inner.RoundTrip(req)
+	var rh tls.RecordHeaderError
+	if err != nil && req.URL.Scheme == "https" && errors.As(err, &rh) && string(rh.RecordHeader[:]) == "HTTP/" {
+		return nil, &PlainHTTPError{Host: host, Err: http.ErrSchemeMismatch}
+	}
+	return resp, err
+}
+
+// loopback reports whether a registry host ("host[:port]") is a loopback
+// address or a localhost name.
+func loopback(hostport string) bool {
+	h := hostport
+	if host, _, err := net.SplitHostPort(hostport); err == nil {
+		h = host
+	}
+	h = strings.ToLower(strings.Trim(h, "[]"))
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
 // counter counts the bytes transferred for one job. It travels in the
 // request context, which go-containerregistry passes down to every request
 // it makes for the job.
@@ -96,11 +167,43 @@ func withCounter(ctx context.Context, c *counter) context.Context {
 	return context.WithValue(ctx, counterKey{}, c)
 }
 
+// uncounted is ctx for requests whose bytes are not the image's, such as
+// listing tags and referrers.
+func uncounted(ctx context.Context) context.Context {
+	if ctx.Value(counterKey{}) == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, counterKey{}, (*counter)(nil))
+}
+
 // countingTransport counts request bodies (uploads) and, for jobs that
-// download into a layout, response bodies.
-type countingTransport struct{ inner http.RoundTripper }
+// download into a layout, response bodies. It also notes, per registry
+// host, whether the OCI 1.1 referrers API answered (go-containerregistry
+// asks it before it falls back to the referrers tag schema), so that later
+// images need not ask again.
+type countingTransport struct {
+	inner http.RoundTripper
+	api   *sync.Map // host -> bool
+}
+
+// referrersPath is the path of the referrers API.
+var referrersPath = regexp.MustCompile(`^/v2/.+/referrers/[a-z0-9+._-]+:[a-zA-Z0-9=_-]+$`)
 
 func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.roundTrip(req)
+	if err == nil && t.api != nil && req.Method == http.MethodGet && referrersPath.MatchString(req.URL.Path) {
+		host := strings.ToLower(req.URL.Host)
+		switch {
+		case resp.StatusCode == http.StatusOK && resp.Header.Get("Content-Type") == string(types.OCIImageIndex):
+			t.api.Store(host, true)
+		case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusBadRequest || resp.StatusCode == http.StatusNotAcceptable:
+			t.api.Store(host, false)
+		}
+	}
+	return resp, err
+}
+
+func (t countingTransport) roundTrip(req *http.Request) (*http.Response, error) {
 	c, _ := req.Context().Value(counterKey{}).(*counter)
 	if c == nil {
 		return t.inner.RoundTrip(req)

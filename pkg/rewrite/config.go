@@ -36,16 +36,60 @@ const (
 
 // ImageField names an extra image field on a kind, for images that do not
 // sit in a Pod spec and that the built-in table of known operator kinds
-// (Prometheus, Tekton, Argo Workflows, KubeVirt, ...) does not cover.
+// (Prometheus, Tekton, Argo Workflows, KubeVirt, tigera, Istio, Kiali, ...)
+// does not cover. Its Type says what the field holds:
+//
+//	# a whole image reference (the default)
+//	- {group: example.com, kind: Runner, path: "spec.jobs[].image"}
+//	# one reference split over keys of the map at path
+//	- {group: example.com, kind: Db, path: spec.image, type: split, registry: registry, repository: repository, tag: tag, digest: digest}
+//	# a registry (and path prefix) the kind's operator puts before the
+//	# names of the images it starts
+//	- {group: example.com, kind: Mesh, path: spec.hub, type: registry}
 type ImageField struct {
 	// Group is the API group of the kind ("" for the core group).
 	Group string `yaml:"group,omitempty" json:"group,omitempty"`
 	// Kind is the object kind, "Prometheus".
 	Kind string `yaml:"kind" json:"kind"`
 	// Path is a dot-separated field path; "[]" after a segment means every
-	// item of that list: "spec.image", "spec.steps[].image".
+	// item of that list: "spec.image", "spec.steps[].image". For a split
+	// reference it is the map holding the parts.
 	Path string `yaml:"path" json:"path"`
+	// Type is FieldImage (or empty), FieldSplit or FieldRegistry.
+	Type FieldType `yaml:"type,omitempty" json:"type,omitempty"`
+	// Registry, Repository, Tag and Digest are, for a split reference, the
+	// dot-separated paths (relative to Path) of the fields holding its
+	// parts: the composed reference is registry/repository:tag@digest.
+	// Repository is required; the others are optional. Only the registry
+	// part (the repository part when there is no registry field) is
+	// rewritten.
+	Registry   string `yaml:"registry,omitempty" json:"registry,omitempty"`
+	Repository string `yaml:"repository,omitempty" json:"repository,omitempty"`
+	Tag        string `yaml:"tag,omitempty" json:"tag,omitempty"`
+	Digest     string `yaml:"digest,omitempty" json:"digest,omitempty"`
+	// Add says, for a registry setting, that an absent (or empty) field
+	// means a public registry without a path, as for tigera's
+	// Installation.spec.registry: rehost then adds the field with the
+	// target registry (Config.NoAddRegistry turns additions off).
+	Add bool `yaml:"add,omitempty" json:"add,omitempty"`
+	// TrailingSlash says an added registry setting ends in "/" (tigera
+	// requires it). A present value keeps its own trailing slash, or none.
+	TrailingSlash bool `yaml:"trailingSlash,omitempty" json:"trailingSlash,omitempty"`
 }
+
+// FieldType says what an ImageField holds.
+type FieldType string
+
+const (
+	// FieldImage is a whole image reference.
+	FieldImage FieldType = "image"
+	// FieldSplit is a reference spelled over sibling keys (repository, tag,
+	// digest, registry).
+	FieldSplit FieldType = "split"
+	// FieldRegistry is a registry setting: a registry host with an optional
+	// path prefix, which an operator puts before the images it starts.
+	FieldRegistry FieldType = "registry"
+)
 
 // Config is the one configuration schema of rehost: the --config file, the
 // KRM functionConfig and the Go options all use it.
@@ -79,8 +123,19 @@ type Config struct {
 	// RewriteEmbedded also rewrites the image references embedded in
 	// string values (container args and command, env values, ConfigMap
 	// data, annotations), in place inside the string. They are always
-	// found and reported; by default they are left as written.
+	// found and reported; by default only the named ones (see
+	// NoNamedEmbedded) are rewritten, the others left as written.
 	RewriteEmbedded bool `yaml:"rewriteEmbedded,omitempty" json:"rewriteEmbedded,omitempty"`
+	// NoNamedEmbedded leaves named embedded references (the value of a
+	// container argument --*-image=, the whole value of an env var whose
+	// name says image: *_IMAGE, RELATED_IMAGE_*) as written and unlisted,
+	// like the other embedded references. By default they are listed and
+	// rewritten like image fields.
+	NoNamedEmbedded bool `yaml:"noNamedEmbedded,omitempty" json:"noNamedEmbedded,omitempty"`
+	// NoAddRegistry turns off adding registry settings that are absent
+	// (tigera's Installation.spec.registry): absent settings are then only
+	// reported.
+	NoAddRegistry bool `yaml:"noAddRegistry,omitempty" json:"noAddRegistry,omitempty"`
 	// ImageList, when set, makes the KRM function (rehost fn) add or update
 	// a ConfigMap that carries the image list. Off by default; the other
 	// commands ignore it.
@@ -99,7 +154,9 @@ type ImageListConfig struct {
 }
 
 // LoadConfig decodes a RewriteConfig document. Unknown fields are an error
-// naming the field.
+// naming the field, and so is a registry field written but empty
+// ("registry:" or "registry: \"\"", typically an unset variable): leaving
+// it out means DefaultRegistry.
 func LoadConfig(data []byte) (Config, error) {
 	var c Config
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -110,8 +167,20 @@ func LoadConfig(data []byte) (Config, error) {
 		}
 		return c, fmt.Errorf("config: %s", strings.TrimPrefix(err.Error(), "yaml: "))
 	}
+	if c.Registry == "" {
+		var probe struct {
+			Registry yaml.Node `yaml:"registry"`
+		}
+		if err := yaml.Unmarshal(data, &probe); err == nil && probe.Registry.Kind != 0 {
+			return c, &ConfigError{Field: "registry", Reason: ErrEmptyRegistry.Error()}
+		}
+	}
 	return c, c.Validate()
 }
+
+// ErrEmptyRegistry is the reason given for a registry set to the empty
+// string where a user wrote one (a flag, a config field).
+var ErrEmptyRegistry = errors.New("empty (an unset variable?): give host[:port][/prefix], or leave it out for the default " + DefaultRegistry)
 
 // Validate checks the config and reports the first problem.
 func (c Config) Validate() error {
@@ -140,6 +209,10 @@ func (c Config) Validate() error {
 		}
 		if _, err := ParseFieldPath(f.Path); err != nil {
 			return &ConfigError{Field: fmt.Sprintf("imageFields[%d].path", i), Reason: err.Error()}
+		}
+		if err := f.validateType(); err != nil {
+			err.Field = fmt.Sprintf("imageFields[%d].%s", i, err.Field)
+			return err
 		}
 	}
 	if c.ImageList != nil {
@@ -229,4 +302,46 @@ func ParseFieldPath(p string) (FieldPath, error) {
 		out = append(out, seg)
 	}
 	return out, nil
+}
+
+// validateType checks the fields that belong to the entry's type.
+func (f ImageField) validateType() *ConfigError {
+	parts := map[string]string{"registry": f.Registry, "repository": f.Repository, "tag": f.Tag, "digest": f.Digest}
+	switch f.Type {
+	case "", FieldImage, FieldRegistry:
+		for _, k := range []string{"registry", "repository", "tag", "digest"} {
+			if parts[k] != "" {
+				return &ConfigError{Field: k, Reason: fmt.Sprintf("only for type %s", FieldSplit)}
+			}
+		}
+		if f.Type != FieldRegistry && (f.Add || f.TrailingSlash) {
+			return &ConfigError{Field: "add", Reason: fmt.Sprintf("add and trailingSlash are only for type %s", FieldRegistry)}
+		}
+	case FieldSplit:
+		if f.Repository == "" {
+			return &ConfigError{Field: "repository", Reason: "required for type split"}
+		}
+		for _, k := range []string{"registry", "repository", "tag", "digest"} {
+			if parts[k] == "" {
+				continue
+			}
+			p, err := ParseFieldPath(parts[k])
+			if err == nil {
+				for _, s := range p {
+					if s.Each {
+						err = fmt.Errorf("%q: no [] in the path of a part", parts[k])
+					}
+				}
+			}
+			if err != nil {
+				return &ConfigError{Field: k, Reason: err.Error()}
+			}
+		}
+		if f.Add || f.TrailingSlash {
+			return &ConfigError{Field: "add", Reason: fmt.Sprintf("add and trailingSlash are only for type %s", FieldRegistry)}
+		}
+	default:
+		return &ConfigError{Field: "type", Reason: fmt.Sprintf("got %q, want %s, %s or %s", f.Type, FieldImage, FieldSplit, FieldRegistry)}
+	}
+	return nil
 }

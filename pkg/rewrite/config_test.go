@@ -40,3 +40,17 @@ func TestLoadConfigImageList(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadConfigEmptyRegistry: a registry field written but empty is an
+// error; an absent one means the default.
+func TestLoadConfigEmptyRegistry(t *testing.T) {
+	for _, in := range []string{"registry: \"\"\n", "registry: ''\n", "registry:\n", "kind: RewriteConfig\nregistry: ~\n"} {
+		if _, err := LoadConfig([]byte(in)); err == nil || !strings.Contains(err.Error(), "config: registry: empty") {
+			t.Errorf("LoadConfig(%q) error = %v, want config: registry: empty", in, err)
+		}
+	}
+	c, err := LoadConfig([]byte("kind: RewriteConfig\n"))
+	if err != nil || c.registry() != DefaultRegistry {
+		t.Errorf("absent registry: %+v, %v; want the default", c, err)
+	}
+}

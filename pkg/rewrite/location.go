@@ -28,6 +28,9 @@ type Location struct {
 	// rather than in an image field. Line and Column are then those of the
 	// reference itself, inside the string.
 	Embedded bool `json:"embedded,omitempty"`
+	// Named marks an embedded reference whose flag or env var name says
+	// image (--*-image=, *_IMAGE): listed and rewritten by default.
+	Named bool `json:"named,omitempty"`
 	// Origin says where the image came from when it is not an image field of
 	// a manifest, for example "annotation" for a chart's helm.sh/images.
 	Origin string `json:"origin,omitempty"`

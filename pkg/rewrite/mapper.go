@@ -90,6 +90,19 @@ func (m *Mapper) MapRef(src Ref) (Mapping, error) {
 // Registry is the target registry host (with port).
 func (m *Mapper) Registry() string { return m.host }
 
+// Root is the target registry with its prefix, "sea.hub:5000" or
+// "sea.hub:5000/prefix": the registry setting that, in strip style, maps
+// every image of a public registry without a path.
+func (m *Mapper) Root() string {
+	if m.prefix != "" {
+		return m.host + "/" + m.prefix
+	}
+	return m.host
+}
+
+// Style is the path style.
+func (m *Mapper) Style() PathStyle { return m.style }
+
 // normalizeHost lower-cases a registry host and spells Docker Hub "docker.io".
 func normalizeHost(h string) string {
 	h = strings.ToLower(h)
@@ -149,4 +162,64 @@ func (e exclusion) matches(r Ref) bool {
 		}
 	}
 	return false
+}
+
+// RegistryMapping is the result of mapping a registry setting.
+type RegistryMapping struct {
+	// Source is the setting as written; Target the setting that makes the
+	// operator pull from the target registry (Source itself when Action is
+	// not Rewritten).
+	Source, Target string
+	Action         Action
+	// Narrower lists the exclusions that name repositories below the
+	// setting: the operator pulls them from Target all the same, since one
+	// setting serves all its images.
+	Narrower []string
+}
+
+// registryProbe is the image name appended to a registry setting to map it
+// as a reference: two components, so that Docker Hub adds no "library/".
+const registryProbe = "rehost-probe/x"
+
+// MapRegistry maps a registry setting: a registry host with an optional
+// repository path prefix that an operator puts before the names of the
+// images it starts ("quay.io/" for tigera's Installation.spec.registry,
+// "docker.io/istio" for Istio's hub). The target setting gives, for every
+// image name, the reference Map gives the full image: with --registry
+// sea.hub:5000, "docker.io/istio" becomes "sea.hub:5000/istio" (strip) or
+// "sea.hub:5000/docker.io/istio" (nest). A trailing "/" is kept. The value
+// is an *InvalidReferenceError when it is not a registry with an optional
+// path.
+func (m *Mapper) MapRegistry(value string) (RegistryMapping, error) {
+	s, slash := strings.CutSuffix(value, "/")
+	bad := func(reason string) (RegistryMapping, error) {
+		return RegistryMapping{}, &InvalidReferenceError{Value: value, Reason: reason}
+	}
+	if s == "" || strings.ContainsAny(s, "@") {
+		return bad("want a registry host with an optional repository path, like quay.io/ or docker.io/istio")
+	}
+	src, err := ParseRef(s + "/" + registryProbe)
+	if err != nil || src.Tag != "" {
+		return bad("want a registry host with an optional repository path, like quay.io/ or docker.io/istio")
+	}
+	mp, err := m.MapRef(src)
+	if err != nil {
+		return RegistryMapping{}, err
+	}
+	out := RegistryMapping{Source: value, Target: value, Action: mp.Action}
+	if mp.Action == Rewritten {
+		out.Target = strings.TrimSuffix(mp.Target.RepositoryName(), "/"+registryProbe)
+		if slash {
+			out.Target += "/"
+		}
+		prefix := strings.TrimSuffix(src.RepositoryName(), "/"+registryProbe)
+		for _, ex := range m.excludes {
+			for _, r := range ex.repos {
+				if strings.HasPrefix(r, prefix+"/") {
+					out.Narrower = append(out.Narrower, r)
+				}
+			}
+		}
+	}
+	return out, nil
 }

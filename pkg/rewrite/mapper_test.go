@@ -198,3 +198,80 @@ func TestCollision(t *testing.T) {
 		t.Errorf("Sources() = %v", got)
 	}
 }
+
+func TestMapRegistry(t *testing.T) {
+	tests := []struct {
+		cfg      Config
+		in, want string
+		action   Action
+		narrower string
+		wantErr  string
+	}{
+		{in: "quay.io/", want: "sea.hub:5000/", action: Rewritten},
+		{in: "docker.io/", want: "sea.hub:5000/", action: Rewritten},
+		{in: "docker.io/istio", want: "sea.hub:5000/istio", action: Rewritten},
+		{in: "gcr.io/istio-release/", want: "sea.hub:5000/istio-release/", action: Rewritten},
+		{in: "istio", want: "sea.hub:5000/istio", action: Rewritten}, // Docker Hub
+		{cfg: Config{PathStyle: PathStyleNest}, in: "quay.io/", want: "sea.hub:5000/quay.io/", action: Rewritten},
+		{cfg: Config{PathStyle: PathStyleNest}, in: "docker.io/istio", want: "sea.hub:5000/docker.io/istio", action: Rewritten},
+		{cfg: Config{PathStyle: PathStyleNest, Registry: "harbor.local:8443/mirror"}, in: "registry.example.com:5000/x/", want: "harbor.local:8443/mirror/registry.example.com_5000/x/", action: Rewritten},
+		{cfg: Config{Registry: "sea.hub:5000/apps"}, in: "quay.io/", want: "sea.hub:5000/apps/", action: Rewritten},
+		{in: "sea.hub:5000/", want: "sea.hub:5000/", action: InTarget},
+		{in: "sea.hub:5000/istio", want: "sea.hub:5000/istio", action: InTarget},
+		{cfg: Config{Exclude: []string{"quay.io"}}, in: "quay.io/", want: "quay.io/", action: Excluded},
+		{cfg: Config{Exclude: []string{"docker.io/istio"}}, in: "docker.io/istio", want: "docker.io/istio", action: Excluded},
+		{cfg: Config{Exclude: []string{"docker.io/istio/pilot"}}, in: "docker.io/istio", want: "sea.hub:5000/istio", action: Rewritten, narrower: "docker.io/istio/pilot"},
+		{in: "docker.io/istio:1.22", wantErr: "registry host"},
+		{in: "quay.io/x@sha256:0123", wantErr: "registry host"},
+		{in: "/", wantErr: "registry host"},
+		{in: "Quay.io/Calico", wantErr: "invalid"},
+	}
+	for _, tt := range tests {
+		m, err := NewMapper(tt.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := m.MapRegistry(tt.in)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("MapRegistry(%q) error = %v, want %q", tt.in, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil || got.Target != tt.want || got.Action != tt.action || strings.Join(got.Narrower, ",") != tt.narrower {
+			t.Errorf("MapRegistry(%q) [%+v] = %+v, %v; want %q %s narrower %q", tt.in, tt.cfg, got, err, tt.want, tt.action, tt.narrower)
+		}
+		// Consistency: every image below the setting maps to the target
+		// setting followed by its name.
+		if err == nil && tt.action == Rewritten {
+			name := "calico/node:v3.28.0"
+			src := strings.TrimSuffix(tt.in, "/") + "/" + name
+			mp, err := m.Map(src)
+			if err != nil || mp.Target.String() != strings.TrimSuffix(got.Target, "/")+"/"+name {
+				t.Errorf("Map(%q) = %v, %v; the setting %q gives %s/%s", src, mp.Target, err, got.Target, strings.TrimSuffix(got.Target, "/"), name)
+			}
+		}
+	}
+}
+
+func TestValidateImageFieldTypes(t *testing.T) {
+	tests := []struct {
+		f       ImageField
+		wantErr string
+	}{
+		{f: ImageField{Kind: "K", Path: "spec.image"}},
+		{f: ImageField{Kind: "K", Path: "spec.hub", Type: FieldRegistry, Add: true, TrailingSlash: true}},
+		{f: ImageField{Kind: "K", Path: "spec.image", Type: FieldSplit, Repository: "repository", Tag: "tag", Digest: "digest", Registry: "registry"}},
+		{f: ImageField{Kind: "K", Path: "spec.image", Type: FieldSplit, Tag: "tag"}, wantErr: "imageFields[0].repository: required"},
+		{f: ImageField{Kind: "K", Path: "spec.image", Type: FieldSplit, Repository: "a[].b"}, wantErr: "imageFields[0].repository"},
+		{f: ImageField{Kind: "K", Path: "spec.image", Tag: "tag"}, wantErr: "imageFields[0].tag: only for type split"},
+		{f: ImageField{Kind: "K", Path: "spec.image", Add: true}, wantErr: "imageFields[0].add"},
+		{f: ImageField{Kind: "K", Path: "spec.image", Type: "hub"}, wantErr: `imageFields[0].type: got "hub"`},
+	}
+	for _, tt := range tests {
+		err := Config{ImageFields: []ImageField{tt.f}}.Validate()
+		if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
+			t.Errorf("%+v: error %v, want %q", tt.f, err, tt.wantErr)
+		}
+	}
+}

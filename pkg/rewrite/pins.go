@@ -73,3 +73,18 @@ func (m *Mapper) pin(mp Mapping) (Mapping, error) {
 	mp.Target = p
 	return mp, nil
 }
+
+// Unpinned returns the images that are rewritten to a target without a
+// digest: after rewriting with pins, the images the pins have no line for.
+// Images written with a digest keep it and count as pinned; images left
+// as written (excluded, in the target) are not rewritten, so pins do not
+// apply to them.
+func Unpinned(images []Image) []Image {
+	var out []Image
+	for _, img := range images {
+		if img.Action == Rewritten && !strings.Contains(img.Target, "@") {
+			out = append(out, img)
+		}
+	}
+	return out
+}

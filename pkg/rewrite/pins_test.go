@@ -39,3 +39,27 @@ func TestPins(t *testing.T) {
 		t.Errorf("bad lines: %v", err)
 	}
 }
+
+func TestUnpinned(t *testing.T) {
+	const d = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	pins, err := ParsePins(strings.NewReader("docker.io/library/nginx:1.25\tsea.hub:5000/library/nginx:1.25@"+d+"\n"), "pins")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := NewMapper(Config{Exclude: []string{"quay.io"}})
+	m = m.WithPins(pins)
+	var set ImageSet
+	for _, in := range []string{"nginx:1.25", "nginx:1.26", "nginx:1.26", "redis@" + d, "quay.io/x/y:1", "sea.hub:5000/a/b:1"} {
+		mp, err := m.Map(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := set.Add(Occurrence{Mapping: mp}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := Unpinned(set.Images())
+	if len(got) != 1 || got[0].Source != "docker.io/library/nginx:1.26" || got[0].Count != 2 {
+		t.Errorf("Unpinned() = %+v, want only docker.io/library/nginx:1.26 (twice)", got)
+	}
+}

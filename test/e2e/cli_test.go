@@ -2,6 +2,10 @@ package e2e
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -11,5 +15,29 @@ func TestRewriteStdin(t *testing.T) {
 	want := bytes.Replace(in, []byte("nginx:1.25"), []byte("sea.hub:5000/library/nginx:1.25"), 1)
 	if got := run(t, in, rehostBin(), "rewrite"); !bytes.Equal(got, want) {
 		t.Errorf("rehost rewrite:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestMakeHelp: "make help" lists every rule of the Makefile (e2e
+// included: a target name with a digit).
+func TestMakeHelp(t *testing.T) {
+	mk := needTool(t, "make")
+	help := string(run(t, nil, mk, "-s", "-C", repoRoot(), "help"))
+	b, err := os.ReadFile(filepath.Join(repoRoot(), "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := regexp.MustCompile(`(?m)^([a-zA-Z0-9_-]+):`).FindAllSubmatch(b, -1)
+	if len(rules) < 5 {
+		t.Fatalf("found %d rules in the Makefile", len(rules))
+	}
+	for _, r := range rules {
+		target := string(r[1])
+		if !regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(target) + ` +\S`).MatchString(help) {
+			t.Errorf("make help does not list %s:\n%s", target, help)
+		}
+	}
+	if !strings.Contains(help, "  e2e ") {
+		t.Errorf("make help does not list e2e:\n%s", help)
 	}
 }

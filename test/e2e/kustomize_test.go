@@ -20,8 +20,8 @@ var (
 		"sea.hub:5000/library/postgres:16.4",
 		"sea.hub:5000/prometheus/nginx-exporter:0.11.0",
 	}
-	kzExampleImageList = `docker.io/library/busybox:1.36
-docker.io/library/nginx:1.27.3
+	// The images to cache: busybox is excluded in rehost.yaml.
+	kzExampleImageList = `docker.io/library/nginx:1.27.3
 docker.io/library/postgres:16.4
 ghcr.io/acme/shop-report:2.4.1
 quay.io/prometheus/nginx-exporter:0.11.0
@@ -348,10 +348,73 @@ func TestFnFailure(t *testing.T) {
 	if err == nil {
 		t.Fatal("rehost fn succeeded on a collision")
 	}
-	if !bytes.HasPrefix(errOut, []byte("rehost-fn: [error] apps/v1/Deployment/team/b spec.template.spec.containers[0].image: image collision:")) {
+	if !bytes.HasPrefix(errOut, []byte("rehost fn: [error] apps/v1/Deployment/team/b spec.template.spec.containers[0].image: image collision:")) {
 		t.Errorf("stderr:\n%s", errOut)
 	}
 	if !bytes.Contains(out, []byte("kind: ResourceList")) || !bytes.Contains(out, []byte("severity: error")) {
 		t.Errorf("stdout has no ResourceList with an error result:\n%s", out)
+	}
+}
+
+// TestFnHelpAndFiles: "rehost fn --help" is rehost-fn's help under the name
+// "rehost fn", and "rehost fn CONFIG FILE..." rewrites every file, also one
+// that does not start with "---".
+func TestFnHelpAndFiles(t *testing.T) {
+	help := string(run(t, nil, rehostBin(), "fn", "--help"))
+	if !strings.Contains(help, "Usage:\n  rehost fn [CONFIG [FILE...]]") || strings.Contains(help, "Usage:\n  rehost-fn") {
+		t.Errorf("rehost fn --help:\n%s", help)
+	}
+	dir := t.TempDir()
+	files := map[string]string{
+		"rehost.yaml": "apiVersion: rehost.dev/v1alpha1\nkind: RewriteConfig\nregistry: sea.hub:5000\n",
+		"a.yaml":      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\nspec:\n  containers:\n  - name: main\n    image: nginx:1.25\n",
+		"b.yaml":      "apiVersion: v1\nkind: Pod\nmetadata:\n  name: b\nspec:\n  containers:\n  - name: main\n    image: redis:7\n",
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := string(run(t, nil, rehostBin(), "fn", filepath.Join(dir, "rehost.yaml"), filepath.Join(dir, "a.yaml"), filepath.Join(dir, "b.yaml")))
+	if !strings.Contains(out, "image: sea.hub:5000/library/nginx:1.25\n") || !strings.Contains(out, "image: sea.hub:5000/library/redis:7\n") || !strings.Contains(out, "name: b\n") {
+		t.Errorf("rehost fn CONFIG a.yaml b.yaml:\n%s\nwant both Pods rewritten", out)
+	}
+}
+
+// TestKustomizeFnRunOperator: through "kustomize fn run", the function
+// sets the tigera Installation's registry, as "rehost rewrite" does, and
+// leaves the other lines of the upstream custom-resources.yaml alone.
+func TestKustomizeFnRunOperator(t *testing.T) {
+	kustomize := needTool(t, "kustomize")
+	dir := t.TempDir()
+	orig, err := os.ReadFile(filepath.Join(repoRoot(), "testdata", "operators", "calico-app", "custom-resources.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "custom-resources.yaml")
+	if err := os.WriteFile(file, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, nil, kustomize, "fn", "run", dir, "--enable-exec", "--exec-path", fnBin(), "--", "registry=sea.hub:5000")
+	got, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A key of the Installation's spec (kyaml places it).
+	inst, _, _ := strings.Cut(string(got), "kind: APIServer")
+	if !strings.Contains(inst, "\n  registry: sea.hub:5000/\n") || strings.Count(string(got), "registry:") != 1 {
+		t.Fatalf("no registry in the Installation's spec:\n%s", got)
+	}
+	// Every original line is still there, in order.
+	rest := string(got)
+	for _, l := range strings.Split(strings.TrimSpace(string(orig)), "\n") {
+		if l = strings.TrimSpace(l); l == "" || l == "---" {
+			continue
+		}
+		i := strings.Index(rest, l)
+		if i < 0 {
+			t.Fatalf("line %q lost or reordered:\n%s", l, got)
+		}
+		rest = rest[i+len(l):]
 	}
 }

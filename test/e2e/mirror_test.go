@@ -2,7 +2,15 @@ package e2e
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -44,10 +52,17 @@ func (s *syncBuffer) String() string {
 // startRegistry runs the CNCF distribution registry on a free 127.0.0.1
 // port with filesystem storage in a temporary directory, and stops it by
 // its PID when the test ends. It returns "127.0.0.1:PORT".
-func startRegistry(t *testing.T) string {
+func startRegistry(t *testing.T) string { return startRegistryOn(t, "127.0.0.1", nil) }
+
+// registryTLS is a certificate and key for a registry, in PEM.
+type registryTLS struct{ certPEM, keyPEM []byte }
+
+// startRegistryOn runs the registry on a free port of ip, over TLS when
+// tlsc is given.
+func startRegistryOn(t *testing.T, ip string, tlsc *registryTLS) string {
 	t.Helper()
 	bin := needTool(t, "registry")
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := net.Listen("tcp", ip+":0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,6 +81,22 @@ storage:
 http:
   addr: %s
 `, filepath.Join(dir, "data"), host)
+	client := http.DefaultClient
+	scheme := "http"
+	if tlsc != nil {
+		cert, key := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+		if err := os.WriteFile(cert, tlsc.certPEM, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(key, tlsc.keyPEM, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		yaml += fmt.Sprintf("  tls:\n    certificate: %s\n    key: %s\n", cert, key)
+		pool := x509.NewCertPool()
+		pool.AppendCertsFromPEM(tlsc.certPEM)
+		client = &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+		scheme = "https"
+	}
 	if err := os.WriteFile(config, []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +119,7 @@ http:
 	})
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		resp, err := http.Get("http://" + host + "/v2/")
+		resp, err := client.Get(scheme + "://" + host + "/v2/")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -99,6 +130,38 @@ http:
 			t.Fatalf("registry on %s did not start: %v\n%s", host, err, log.String())
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// selfSigned makes a self-signed certificate for 127.0.0.1.
+func selfSigned(t *testing.T) *registryTLS {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "rehost e2e registry"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &registryTLS{
+		certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		keyPEM:  pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}),
 	}
 }
 
@@ -454,23 +517,25 @@ func TestMirrorFailureExitStatus(t *testing.T) {
 
 // TestMirrorDryRunAndFlags needs no registry: a dry run makes no request.
 func TestMirrorDryRunAndFlags(t *testing.T) {
+	// Without attachments a dry run makes no request at all (listing
+	// attachments reads the sources). The plan goes to stdout, so that
+	// "> plan.txt" works; stderr keeps the summary.
 	list := []byte("# a sealer imageList\nnginx:1.25\n\nregistry.k8s.io/pause:3.9\nquay.io/skip/me:1\n")
-	out, errOut, err := runErr(list, rehostBin(), "mirror", "--image-list", "-", "--registry", "sea.hub:5000", "--exclude", "quay.io", "--dry-run", "--progress", "plain")
+	out, errOut, err := runErr(list, rehostBin(), "mirror", "--image-list", "-", "--registry", "sea.hub:5000", "--exclude", "quay.io", "--dry-run", "--attachments", "none", "--progress", "plain")
 	if err != nil {
 		t.Fatalf("dry run: %v\n%s", err, errOut)
 	}
-	if len(out) != 0 {
-		t.Errorf("a dry run without --pin wrote to stdout: %q", out)
-	}
 	want := "would copy docker.io/library/nginx:1.25 -> sea.hub:5000/library/nginx:1.25\n" +
-		"would copy registry.k8s.io/pause:3.9 -> sea.hub:5000/pause:3.9\n" +
-		"dry run: 2 images would be copied, 0 failed\n"
-	if string(errOut) != want {
+		"would copy registry.k8s.io/pause:3.9 -> sea.hub:5000/pause:3.9\n"
+	if string(out) != want {
+		t.Errorf("dry run stdout:\n%s\nwant:\n%s", out, want)
+	}
+	if want := "dry run: 2 images would be copied, 0 failed\n"; string(errOut) != want {
 		t.Errorf("dry run stderr:\n%s\nwant:\n%s", errOut, want)
 	}
-	out, errOut, _ = runErr(list, rehostBin(), "mirror", "--image-list", "-", "--to-oci", filepath.Join(t.TempDir(), "b"), "--dry-run", "--progress", "plain")
-	if !bytes.Contains(errOut, []byte("would copy docker.io/library/nginx:1.25 -> oci:")) {
-		t.Errorf("dry run to a layout:\n%s", errOut)
+	out, errOut, _ = runErr(list, rehostBin(), "mirror", "--image-list", "-", "--to-oci", filepath.Join(t.TempDir(), "b"), "--dry-run", "--attachments", "none", "--progress", "plain")
+	if !bytes.Contains(out, []byte("would copy docker.io/library/nginx:1.25 -> oci:")) {
+		t.Errorf("dry run to a layout: stdout\n%s\nstderr\n%s", out, errOut)
 	}
 
 	for _, c := range []struct {
@@ -479,15 +544,106 @@ func TestMirrorDryRunAndFlags(t *testing.T) {
 	}{
 		{[]string{"--progress", "fancy"}, "--progress fancy"},
 		{[]string{"--jobs", "0"}, "--jobs 0"},
+		{[]string{"--attachments", "some"}, "--attachments some: want all, signatures or none"},
 		{[]string{"--to-oci", "a", "--from-oci", "b"}, "exclude each other"},
 		{[]string{"--from-oci", "b", "x.yaml"}, "takes no PATH"},
 		{[]string{"--platform", "/amd64", "--image-list", "-"}, "--platform"},
 		{[]string{"--ca-file", "/nonexistent/ca.pem", "--image-list", "-"}, "--ca-file"},
 		{[]string{"--image-list", "-"}, "<stdin>:2"},
 	} {
-		_, errOut, err := runErr([]byte("nginx:1.25\nUPPER/case:1\n"), rehostBin(), append([]string{"mirror", "--dry-run"}, c.args...)...)
+		_, errOut, err := runErr([]byte("nginx:1.25\nUPPER/case:1\n"), rehostBin(), append([]string{"mirror", "--dry-run", "--attachments", "none"}, c.args...)...)
 		if err == nil || !bytes.Contains(errOut, []byte(c.want)) {
 			t.Errorf("rehost mirror %v: err %v, stderr %q; want an error mentioning %q", c.args, err, errOut, c.want)
 		}
+	}
+}
+
+// TestMirrorTLSRule: TLS is required for every registry unless --insecure
+// (target) or --insecure-source names it; loopback keeps plain HTTP with a
+// one-line notice. A plain registry on 127.0.0.2 stands in for a private
+// address.
+func TestMirrorTLSRule(t *testing.T) {
+	src := startRegistry(t) // plain HTTP on 127.0.0.1
+	cert := selfSigned(t)
+	secure := startRegistryOn(t, "127.0.0.1", cert)
+	if l, err := net.Listen("tcp", "127.0.0.2:0"); err != nil {
+		t.Skipf("no 127.0.0.2 on this machine: %v", err)
+	} else {
+		l.Close()
+	}
+	other := startRegistryOn(t, "127.0.0.2", nil)
+	img, err := random.Image(1024, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest := seed(t, src+"/team/app:1", img)
+	list := []byte(src + "/team/app:1\n")
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(ca, cert.certPEM, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	notice := "notice: " + src + " is reached over plain HTTP"
+
+	// TLS target with its CA: copied; the plain loopback source gets one
+	// notice, the TLS target none.
+	_, errOut, err := runErr(list, rehostBin(), "mirror", "--image-list", "-", "--registry", secure, "--ca-file", ca, "--progress", "plain")
+	if err != nil {
+		t.Fatalf("TLS target: %v\n%s", err, errOut)
+	}
+	if n := strings.Count(string(errOut), notice); n != 1 {
+		t.Errorf("%d notices for the plain loopback source, want 1:\n%s", n, errOut)
+	}
+	if strings.Contains(string(errOut), "notice: "+secure) {
+		t.Errorf("notice for the TLS registry:\n%s", errOut)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(cert.certPEM)
+	r, _ := name.ParseReference(secure + "/team/app:1")
+	if d, err := remote.Head(r, remote.WithTransport(&http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}})); err != nil || d.Digest.String() != digest {
+		t.Errorf("TLS target: %v, %v; want %s", d, err, digest)
+	}
+	// Without the CA: the certificate is not trusted.
+	_, errOut, err = runErr(list, rehostBin(), "mirror", "--image-list", "-", "--registry", secure, "--progress", "plain")
+	if err == nil || !bytes.Contains(errOut, []byte("certificate")) {
+		t.Errorf("TLS target without --ca-file: %v\n%s", err, errOut)
+	}
+
+	// A plain registry that is not loopback-by-name: refused, with the fix.
+	_, errOut, err = runErr(list, rehostBin(), "mirror", "--image-list", "-", "--registry", other, "--progress", "plain")
+	if err == nil {
+		t.Fatalf("plain HTTP to %s without --insecure succeeded:\n%s", other, errOut)
+	}
+	for _, want := range []string{other + " speaks plain HTTP", "--insecure"} {
+		if !bytes.Contains(errOut, []byte(want)) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	plainDigest := func(ref string) string {
+		r, err := name.ParseReference(ref, name.Insecure)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := remote.Head(r)
+		if err != nil {
+			return ""
+		}
+		return d.Digest.String()
+	}
+	if plainDigest(other+"/team/app:1") != "" {
+		t.Error("the image reached the plain registry")
+	}
+	_, errOut, err = runErr(list, rehostBin(), "mirror", "--image-list", "-", "--registry", other, "--insecure", "--progress", "plain")
+	if err != nil || plainDigest(other+"/team/app:1") != digest {
+		t.Errorf("--insecure: %v\n%s", err, errOut)
+	}
+	// As a source, --insecure-source names it.
+	list2 := []byte(other + "/team/app:1\n")
+	_, errOut, err = runErr(list2, rehostBin(), "mirror", "--image-list", "-", "--registry", src+"/back", "--progress", "plain")
+	if err == nil || !bytes.Contains(errOut, []byte("--insecure-source "+other)) {
+		t.Errorf("plain source without --insecure-source: %v\n%s", err, errOut)
+	}
+	_, errOut, err = runErr(list2, rehostBin(), "mirror", "--image-list", "-", "--registry", src+"/back", "--insecure-source", other, "--progress", "plain")
+	if err != nil || digestOf(t, src+"/back/team/app:1") != digest {
+		t.Errorf("--insecure-source: %v\n%s", err, errOut)
 	}
 }

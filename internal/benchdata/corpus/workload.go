@@ -269,8 +269,15 @@ func (g *gen) containerFull(ind int, comp string) {
 	g.line(ind+2, "- --config.file=/etc/config/config.yaml")
 	g.line(ind+2, "- --web.listen-address=:8080")
 	if g.rng.IntN(4) == 0 {
-		// An image outside the Pod spec's image fields: never rewritten.
-		g.linef(ind+2, "- --sidecar-image=%s", g.pool[g.rng.IntN(len(g.pool))].ref)
+		// An image outside the Pod spec's image fields, in a flag named for
+		// an image: a named embedded reference, listed and rewritten by
+		// default when it has a tag or digest (without one it is rewritten
+		// and reported, not listed).
+		im := g.pool[g.rng.IntN(len(g.pool))]
+		if last := im.ref[strings.LastIndexByte(im.ref, '/')+1:]; strings.ContainsAny(last, ":@") {
+			g.used[im.ref] = im.name
+		}
+		g.linef(ind+2, "- --sidecar-image=%s", im.ref)
 	}
 	g.line(ind+2, "env:")
 	if g.rng.IntN(2) == 0 {
