@@ -48,8 +48,10 @@ changes something else, or moves an excluded image) and checks the result by
 rendering with it. Each key comes with a comment naming the images it moves.
 Renders: 3 + the empty or absent candidates, usually (at most candidates + 3).
 
-Image references embedded in args or env values are not image fields: the
-overlay does not move them, even with rewriteEmbedded in --config.
+The overlay changes what "rehost rewrite" changes: image fields, and the named
+references it rewrites with them (--*-image=REF arguments, *_IMAGE env
+values); free-text references too with --rewrite-embedded. A key that also
+changes anything else (a label, an annotation) is never used.
 
 Images that no value moves (written literally in a template) are listed on
 stderr and in the overlay's header, with template file and line; rewrite them
@@ -99,7 +101,6 @@ applies last: a registry you pin with --set cannot be overridden.`,
 	}
 	mf.register(cmd)
 	hf.register(cmd)
-	hideAirgapFlags(cmd)
 	cmd.Flags().StringVarP(&outFile, "output", "o", "", "write the overlay to `FILE` instead of stdout")
 	cmd.Flags().BoolVar(&allowPartial, "allow-partial", false, "exit 0 even when some image cannot be moved by values")
 	return cmd
@@ -151,16 +152,9 @@ moves are reported as by "rehost values", with exit status 3 unless
 	}
 	mf.register(cmd)
 	hf.register(cmd)
-	hideAirgapFlags(cmd)
 	cmd.Flags().StringVar(&out, "output", "", "write the relocated chart to `DIR` or FILE.tgz")
 	cmd.Flags().BoolVar(&allowPartial, "allow-partial", false, "exit 0 even when some image cannot be moved by values")
 	return cmd
-}
-
-// hideAirgapFlags hides the shared flags that mean nothing to values and
-// relocate: the overlay moves image fields only.
-func hideAirgapFlags(cmd *cobra.Command) {
-	_ = cmd.Flags().MarkHidden("rewrite-embedded")
 }
 
 // runAirgap runs rehost-helm values or relocate on a chart.

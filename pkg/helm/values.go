@@ -226,7 +226,25 @@ type session struct {
 	volatileDocs map[int]bool // nil until asked (see volatile)
 }
 
-const probeMarker = "rehostprobemarker"
+// probeMarker stands for a candidate in the values its probe rendered
+// (candidate.drives).
+const probeMarker = "\x00probe\x00"
+
+// markerValue is the value a candidate is probed with: a token unique to
+// the probe (i, or -1 alone) in front of its value, so that the image
+// keeps its shape (a whole reference keeps its tag, and an embedded
+// reference is still found), or a host name in place of an empty value.
+func markerValue(c *candidate, i int) string {
+	tok := "rehostprobe"
+	if i >= 0 {
+		tok += strconv.Itoa(i)
+	}
+	tok += "x"
+	if c.was == "" {
+		return tok + ".invalid"
+	}
+	return tok + c.was
+}
 
 func newSession(ch *chart.Chart, user, sets map[string]interface{}, opts Options, cfg rewrite.Config) (*session, error) {
 	if user == nil {
@@ -240,24 +258,26 @@ func newSession(ch *chart.Chart, user, sets map[string]interface{}, opts Options
 	if s.base, err = s.render(nil); err != nil {
 		return nil, err
 	}
-	// The overlay moves image fields; references embedded in other strings
-	// (args, env values) stay for the post-renderer, even with
-	// RewriteEmbedded.
-	wcfg := cfg
-	wcfg.RewriteEmbedded = false
-	rw, err := manifest.New(wcfg)
+	rw, err := manifest.New(cfg)
 	if err != nil {
 		return nil, err
 	}
+	// Helm logs its warnings about values with the global logger: the
+	// render as given reported them already (Overlay.Warnings).
 	s.processed = cloneChart(ch)
-	if err := chartutil.ProcessDependenciesWithMerge(s.processed, s.values(nil)); err != nil {
+	if _, err := captureLog(func() error {
+		if err := chartutil.ProcessDependenciesWithMerge(s.processed, s.values(nil)); err != nil {
+			return err
+		}
+		merged, err := chartutil.CoalesceValues(s.processed, s.values(nil))
+		if err != nil {
+			return err
+		}
+		s.merged = merged.AsMap()
+		return nil
+	}); err != nil {
 		return nil, err
 	}
-	merged, err := chartutil.CoalesceValues(s.processed, s.values(nil))
-	if err != nil {
-		return nil, err
-	}
-	s.merged = merged.AsMap()
 	s.docFields = make([][]int, len(s.base.Manifests))
 	s.baseDocs = make([]*yaml.Node, len(s.base.Manifests))
 	for i, m := range s.base.Manifests {
@@ -301,16 +321,43 @@ func (s *session) values(overlay map[string]interface{}) map[string]interface{} 
 	return mergeValues(mergeValues(deepCopyMap(s.user), overlay), s.sets)
 }
 
-// findFields parses a document and returns its image fields (not the
-// embedded references).
+// find returns the fields of an object that rehost rewrite may change:
+// image fields, composed references and registry settings, and the
+// embedded references it rewrites (the named ones, such as
+// --*-image=REF arguments and *_IMAGE env values, unless NoNamedEmbedded;
+// all of them with RewriteEmbedded).
+func (s *session) find(n *yaml.Node) []manifest.Field {
+	fs := s.finder.Find(n)
+	if s.cfg.RewriteEmbedded || !s.cfg.NoNamedEmbedded {
+		for _, f := range s.finder.FindEmbedded(n) {
+			if s.cfg.RewriteEmbedded || f.Named {
+				fs = append(fs, f)
+			}
+		}
+	}
+	return fs
+}
+
+// nodeValue is the value a field compares by: the whole string that holds
+// the reference ("" for a registry setting that is absent, whose Node is
+// the map it would go in).
+func nodeValue(f manifest.Field) string {
+	if f.Node.Kind != yaml.ScalarNode {
+		return ""
+	}
+	return f.Node.Value
+}
+
+// findFields parses a document and returns the fields rehost rewrite may
+// change (see find).
 func (s *session) findFields(doc string) ([]field, error) {
 	n, err := parseDoc(doc)
 	if err != nil || n == nil {
 		return nil, err
 	}
 	var out []field
-	for _, f := range s.finder.Find(n) {
-		out = append(out, field{path: f.Path, kind: f.Kind, namespace: f.Namespace, obj: f.Name, value: f.Node.Value})
+	for _, f := range s.find(n) {
+		out = append(out, field{path: f.Path, kind: f.Kind, namespace: f.Namespace, obj: f.Name, value: nodeValue(f)})
 	}
 	return out, nil
 }
@@ -333,14 +380,16 @@ func (s *session) masked(doc string) (*yaml.Node, []manifest.Field, error) {
 	if err != nil || n == nil {
 		return n, nil, err
 	}
-	fs := s.finder.Find(n)
+	fs := s.find(n)
 	vals := make([]manifest.Field, len(fs))
 	for i, f := range fs {
 		vals[i] = f
-		vals[i].Value = f.Node.Value
+		vals[i].Value = nodeValue(f)
 	}
 	for _, f := range fs {
-		f.Node.Value = ""
+		if f.Node.Kind == yaml.ScalarNode {
+			f.Node.Value = ""
+		}
 	}
 	return n, vals, nil
 }
@@ -712,20 +761,19 @@ func (s *session) probeAll(cands []*candidate) {
 	}
 }
 
-func marker(i int) string { return probeMarker + strconv.Itoa(i) + "x" }
-
 // probeBatch probes the candidates together and returns those to probe
 // again alone.
 func (s *session) probeBatch(batch []*candidate) []*candidate {
 	changes := make([]change, len(batch))
 	for i, c := range batch {
-		changes[i] = change{c.path, marker(i)}
+		changes[i] = change{c.path, markerValue(c, i)}
 	}
 	r, err := s.render(s.overlayFor(changes))
 	if err != nil || len(r.Manifests) != len(s.base.Manifests) {
 		return batch
 	}
 	again := map[int]bool{}
+	marker := func(i int) string { return markerValue(batch[i], i) }
 	present := func(text string) []int {
 		var out []int
 		for i := range batch {
@@ -827,7 +875,8 @@ func (s *session) probeBatch(batch []*candidate) []*candidate {
 // probe renders the chart with the candidate replaced by a marker, learns
 // which image fields it drives, and solves for the value that moves them.
 func (s *session) probe(c *candidate) {
-	r, err := s.render(s.overlayFor([]change{{c.path, probeMarker}}))
+	mv := markerValue(c, -1)
+	r, err := s.render(s.overlayFor([]change{{c.path, mv}}))
 	if err != nil {
 		c.reason = "rendering with it changed fails: " + err.Error()
 		return
@@ -836,6 +885,9 @@ func (s *session) probe(c *candidate) {
 	if err != nil {
 		c.reason = err.Error()
 		return
+	}
+	for k, v := range changed {
+		changed[k] = strings.ReplaceAll(v, mv, probeMarker)
 	}
 	c.drives, c.docs = changed, docs
 	s.learn(c)

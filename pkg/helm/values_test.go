@@ -135,11 +135,12 @@ func TestAirgapValuesEqualsRewrite(t *testing.T) {
 	}
 }
 
-// TestAirgapValuesSideEffects: a key that also feeds a label, or an env
-// value, is not used (the overlay must change image fields only); the
-// batch probe sees the label change and probes the keys of that document
-// alone. The registry key moves nginx; redis, whose only key also sets an
-// env value, is reported.
+// TestAirgapValuesSideEffects: a key that also feeds a label or free text
+// (an annotation) is not used: the overlay must change what rehost rewrite
+// changes and nothing else. A key that also feeds a named reference (an
+// env var SIDECAR_IMAGE), which rehost rewrite rewrites with the image, is
+// used. The batch probe sees the label and the annotation change and
+// probes the keys of that document alone.
 func TestAirgapValuesSideEffects(t *testing.T) {
 	o, err := AirgapValues(chartPath("airgap-labels"), Options{}, defaultConfig)
 	if err != nil {
@@ -149,19 +150,23 @@ func TestAirgapValuesSideEffects(t *testing.T) {
 	for _, k := range o.Keys {
 		keys = append(keys, PathString(k.Path)+"="+k.Value)
 	}
-	if want := []string{"image.registry=sea.hub:5000"}; !reflect.DeepEqual(keys, want) {
+	if want := []string{"image.registry=sea.hub:5000", "sidecar.image=sea.hub:5000/library/redis:7.2"}; !reflect.DeepEqual(keys, want) {
 		t.Errorf("keys %q, want %q", keys, want)
 	}
-	if len(o.Unmoved) != 1 || o.Unmoved[0].Image != "docker.io/library/redis:7.2" ||
-		!strings.Contains(o.Unmoved[0].Reason, "sidecar.image: it changes airgap-labels/templates/deploy.yaml beyond image fields") {
+	if len(o.Unmoved) != 1 || o.Unmoved[0].Image != "quay.io/prometheus/statsd-exporter:v0.26.0" ||
+		!strings.Contains(o.Unmoved[0].Reason, "metrics.image: it changes airgap-labels/templates/deploy.yaml beyond image fields") {
 		t.Errorf("unmoved: %+v", o.Unmoved)
 	}
 	// base, batch, base again (is the document that changed beyond its
-	// image fields volatile? no), the three keys of the document alone,
+	// image fields volatile? no), the four keys of the document alone,
 	// check.
-	if o.Candidates != 3 || o.Alone != 3 || o.Renders != 7 {
+	if o.Candidates != 4 || o.Alone != 4 || o.Renders != 8 {
 		t.Errorf("%d candidates, %d alone, %d renders", o.Candidates, o.Alone, o.Renders)
 	}
+	got := renderedDocs(t, chartPath("airgap-labels"), withOverlay(t, Options{}, o))
+	want := rewrittenDocs(t, chartPath("airgap-labels"), Options{}, defaultConfig)
+	want[0] = strings.Replace(want[0], "image: sea.hub:5000/prometheus/statsd-exporter:v0.26.0", "image: quay.io/prometheus/statsd-exporter:v0.26.0", 1)
+	diffDocs(t, got, want)
 }
 
 // TestAirgapValuesVolatile: documents that differ at every render (a
