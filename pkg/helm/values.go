@@ -60,7 +60,9 @@ type OverlayKey struct {
 	Images []Move
 }
 
-// Move is an image that a value relocates.
+// Move is an image that a value relocates: its reference as rendered and
+// its target. For an operator's registry setting that is absent or empty
+// (which rehost rewrite adds), From says which.
 type Move struct {
 	From, To string
 }
@@ -389,6 +391,11 @@ func (s *session) masked(doc string) (*yaml.Node, []manifest.Field, error) {
 	for _, f := range fs {
 		if f.Node.Kind == yaml.ScalarNode {
 			f.Node.Value = ""
+			if f.Registry {
+				// An operator's registry setting may be absent from
+				// the other rendering: sameNode skips it.
+				f.Node.Tag = registryTag
+			}
 		}
 	}
 	return n, vals, nil
@@ -420,6 +427,18 @@ func sameNode(a, b *yaml.Node) bool {
 	if b.Kind == yaml.AliasNode {
 		return sameNode(a, b.Alias)
 	}
+	if a.Kind == yaml.MappingNode && b.Kind == yaml.MappingNode {
+		ac, bc := withoutRegistry(a.Content), withoutRegistry(b.Content)
+		if len(ac) != len(bc) {
+			return false
+		}
+		for i := range ac {
+			if !sameNode(ac[i], bc[i]) {
+				return false
+			}
+		}
+		return true
+	}
 	if a.Kind != b.Kind || a.Value != b.Value || a.ShortTag() != b.ShortTag() || len(a.Content) != len(b.Content) {
 		return false
 	}
@@ -429,6 +448,26 @@ func sameNode(a, b *yaml.Node) bool {
 		}
 	}
 	return true
+}
+
+// registryTag marks the blanked registry settings of a masked document.
+const registryTag = "!rehost-registry"
+
+// withoutRegistry returns a mapping's content without the registry
+// settings masked marks.
+func withoutRegistry(content []*yaml.Node) []*yaml.Node {
+	for i := 1; i < len(content); i += 2 {
+		if content[i].Tag == registryTag {
+			out := make([]*yaml.Node, 0, len(content))
+			for j := 0; j+1 < len(content); j += 2 {
+				if content[j+1].Tag != registryTag {
+					out = append(out, content[j], content[j+1])
+				}
+			}
+			return out
+		}
+	}
+	return content
 }
 
 // compare compares a rendering with the base rendering: it returns the
@@ -1158,6 +1197,9 @@ func (s *session) overlay(cands, chosen []*candidate, bad map[int]string) *Overl
 		for _, f := range c.covers {
 			covered[f] = true
 			m := Move{s.fields[f].value, s.fields[f].want}
+			if m.From == "" { // an operator's registry setting, absent or empty
+				m.From = fmt.Sprintf("%s %s: %s unset", s.fields[f].kind, s.fields[f].obj, s.fields[f].path)
+			}
 			if !seen[m] {
 				seen[m] = true
 				k.Images = append(k.Images, m)
@@ -1187,7 +1229,11 @@ func (s *session) overlay(cands, chosen []*candidate, bad map[int]string) *Overl
 		if !f.moves() || covered[k] {
 			continue
 		}
-		u := UnmovedImage{Image: f.value, Target: f.want, Template: s.base.Manifests[f.doc].Name,
+		img := f.value
+		if img == "" {
+			img = `""`
+		}
+		u := UnmovedImage{Image: img, Target: f.want, Template: s.base.Manifests[f.doc].Name,
 			Kind: f.kind, Namespace: f.namespace, Name: f.obj, Field: f.path}
 		u.Line = literalLine(templates[u.Template], f.value)
 		switch {

@@ -1,6 +1,7 @@
 package helm
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -366,4 +367,26 @@ func TestAirgapValuesInteraction(t *testing.T) {
 	want := rewrittenDocs(t, chartPath("airgap-interact"), Options{}, defaultConfig)
 	want[1] = strings.Replace(want[1], "sea.hub:5000/acme/b:1", "docker.io/acme/b:1", 1)
 	diffDocs(t, got, want)
+}
+
+// TestAirgapValuesRegistrySetting: an operator's registry setting that
+// rehost rewrite adds (tigera's Installation.spec.registry) is set through
+// the empty value that the template writes only when set.
+func TestAirgapValuesRegistrySetting(t *testing.T) {
+	o, err := AirgapValues(chartPath("airgap-operator"), Options{}, defaultConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, k := range o.Keys {
+		keys = append(keys, fmt.Sprintf("%s=%s %v", PathString(k.Path), k.Value, k.Images))
+	}
+	want := []string{
+		"installation.registry=sea.hub:5000/ [{Installation default: spec.registry unset sea.hub:5000/}]",
+		"operator.image=sea.hub:5000/tigera/operator:v1.36.2 [{quay.io/tigera/operator:v1.36.2 sea.hub:5000/tigera/operator:v1.36.2}]",
+	}
+	if !reflect.DeepEqual(keys, want) || !o.Complete() {
+		t.Errorf("keys %q, want %q; unmoved %+v", keys, want, o.Unmoved)
+	}
+	diffDocs(t, renderedDocs(t, chartPath("airgap-operator"), withOverlay(t, Options{}, o)), rewrittenDocs(t, chartPath("airgap-operator"), Options{}, defaultConfig))
 }
