@@ -145,3 +145,36 @@ func TestRelocate(t *testing.T) {
 		})
 	}
 }
+
+// TestValuesNamedAndOperator: keys that also feed a named reference (an
+// *_IMAGE env value) and an operator's registry setting that rehost
+// rewrite adds: `helm template -f overlay` still equals rehost rewrite,
+// with Helm 3 and Helm 4.
+func TestValuesNamedAndOperator(t *testing.T) {
+	helms := helmBinaries(t)
+	for _, tt := range []struct {
+		chart   string
+		mapping []string
+	}{
+		{"airgap-labels", []string{"--exclude", "quay.io/prometheus/statsd-exporter"}}, // its key also feeds an annotation
+		{"airgap-operator", nil},
+	} {
+		t.Run(tt.chart, func(t *testing.T) {
+			chart := testChart(tt.chart)
+			overlay := run(t, nil, rehostBin(), append([]string{"values", chart, "--kube-version", chartKube}, tt.mapping...)...)
+			overlayFile := filepath.Join(t.TempDir(), "airgap-values.yaml")
+			if err := os.WriteFile(overlayFile, overlay, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			want := run(t, nil, rehostBin(), append([]string{"rewrite", chart, "--kube-version", chartKube}, tt.mapping...)...)
+			for name, helm := range helms {
+				got := runHelm(t, helm, "template", chart, "--kube-version", chartKube, "-f", overlayFile)
+				gotDocs, _ := helmDocs(t, got)
+				wantDocs, _ := helmDocs(t, want)
+				if !reflect.DeepEqual(gotDocs, wantDocs) {
+					t.Errorf("%s template -f overlay:\n%s\nwant (rehost rewrite):\n%s", name, strings.Join(gotDocs, "\n"), strings.Join(wantDocs, "\n"))
+				}
+			}
+		})
+	}
+}
