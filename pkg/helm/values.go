@@ -186,7 +186,10 @@ type field struct {
 	doc                  int
 	path                 string
 	kind, namespace, obj string
-	value, want          string
+	// value is the whole string that holds the reference, want the same
+	// string rewritten; token is the reference in it (an embedded
+	// reference is part of an argument or env value).
+	value, want, token string
 }
 
 func (f field) moves() bool { return f.value != f.want }
@@ -359,7 +362,7 @@ func (s *session) findFields(doc string) ([]field, error) {
 	}
 	var out []field
 	for _, f := range s.find(n) {
-		out = append(out, field{path: f.Path, kind: f.Kind, namespace: f.Namespace, obj: f.Name, value: nodeValue(f)})
+		out = append(out, field{path: f.Path, kind: f.Kind, namespace: f.Namespace, obj: f.Name, value: nodeValue(f), token: f.Value})
 	}
 	return out, nil
 }
@@ -569,6 +572,9 @@ func (s *session) candidates() []*candidate {
 	for _, f := range s.fields {
 		if f.moves() {
 			moving = append(moving, f.value)
+			if f.token != "" && f.token != f.value {
+				moving = append(moving, f.token)
+			}
 		}
 	}
 	if len(moving) == 0 {
@@ -621,6 +627,9 @@ func (s *session) candidates() []*candidate {
 					add(&candidate{path: path})
 				}
 				return
+			}
+			if strings.ContainsAny(v, " \t\r\n") {
+				return // not part of a reference
 			}
 			for _, img := range moving {
 				if occursInName(img, v) {
@@ -1013,7 +1022,7 @@ func (s *session) solve() (*Overlay, error) {
 	// wrong and solves again: at least one key goes each time, so the
 	// checks end.
 	for {
-		chosen = greedy(s, cands)
+		chosen = greedy(cands)
 		if len(chosen) == 0 {
 			break
 		}
@@ -1046,7 +1055,7 @@ func (s *session) solve() (*Overlay, error) {
 // image fields not yet moved, touching none already touched (a shared
 // registry key before per-image keys), then the shortest value, then the
 // path, so that the result is stable.
-func greedy(s *session, cands []*candidate) []*candidate {
+func greedy(cands []*candidate) []*candidate {
 	moved := map[int]bool{}
 	touched := map[int]bool{}
 	var chosen []*candidate
@@ -1094,7 +1103,6 @@ func greedy(s *session, cands []*candidate) []*candidate {
 			moved[k] = true
 		}
 	}
-	_ = s
 	return chosen
 }
 

@@ -371,7 +371,9 @@ func TestAirgapValuesInteraction(t *testing.T) {
 
 // TestAirgapValuesRegistrySetting: an operator's registry setting that
 // rehost rewrite adds (tigera's Installation.spec.registry) is set through
-// the empty value that the template writes only when set.
+// the empty value that the template writes only when set; an image the
+// operator starts, named in its arguments (--config-reloader-image=), moves
+// through the registry key it is built from.
 func TestAirgapValuesRegistrySetting(t *testing.T) {
 	o, err := AirgapValues(chartPath("airgap-operator"), Options{}, defaultConfig)
 	if err != nil {
@@ -384,6 +386,7 @@ func TestAirgapValuesRegistrySetting(t *testing.T) {
 	want := []string{
 		"installation.registry=sea.hub:5000/ [{Installation default: spec.registry unset sea.hub:5000/}]",
 		"operator.image=sea.hub:5000/tigera/operator:v1.36.2 [{quay.io/tigera/operator:v1.36.2 sea.hub:5000/tigera/operator:v1.36.2}]",
+		"reloader.registry=sea.hub:5000 [{--config-reloader-image=quay.io/prometheus-operator/prometheus-config-reloader:v0.75.0 --config-reloader-image=sea.hub:5000/prometheus-operator/prometheus-config-reloader:v0.75.0}]",
 	}
 	if !reflect.DeepEqual(keys, want) || !o.Complete() {
 		t.Errorf("keys %q, want %q; unmoved %+v", keys, want, o.Unmoved)
