@@ -54,6 +54,15 @@ func TestValuesCommand(t *testing.T) {
 		t.Errorf("rehost-helm got\n%q\nwant\n%q", args, want)
 	}
 
+	// Values from standard input reach the helper.
+	record = fakeHelper(t, fakeAirgap(t, false), 0)
+	if _, stderr, code := rehost(t, "image: {tag: x}\n", "values", chart, "-f", "-"); code != 0 {
+		t.Fatalf("-f -: exit %d: %s", code, stderr)
+	}
+	if _, stdin := recorded(t, record); stdin != "image: {tag: x}\n" {
+		t.Errorf("-f -: rehost-helm read %q from standard input", stdin)
+	}
+
 	fakeHelper(t, fakeAirgap(t, true), 0)
 	stdout, stderr, code = rehost(t, "", "values", chart)
 	if code != 3 || !strings.HasPrefix(stdout, "# header") || !strings.Contains(stderr, "app/templates/job.yaml:9: Job job:") {
