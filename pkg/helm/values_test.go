@@ -393,3 +393,30 @@ func TestAirgapValuesRegistrySetting(t *testing.T) {
 	}
 	diffDocs(t, renderedDocs(t, chartPath("airgap-operator"), withOverlay(t, Options{}, o)), rewrittenDocs(t, chartPath("airgap-operator"), Options{}, defaultConfig))
 }
+
+// TestAirgapValuesBitnami: Bitnami's shape (a library chart's image helper,
+// global.imageRegistry, and NOTES that fail when a repository is not the
+// original): the shared probe fails to render, its candidates are probed
+// alone, and the global registry moves both images; the relocated chart
+// renders too (its image annotation follows).
+func TestAirgapValuesBitnami(t *testing.T) {
+	chart := chartPath("airgap-bitnami")
+	o, err := AirgapValues(chart, Options{}, defaultConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Keys) != 1 || PathString(o.Keys[0].Path) != "global.imageRegistry" || !o.Complete() {
+		t.Fatalf("keys %+v, unmoved %+v", o.Keys, o.Unmoved)
+	}
+	// base, the shared probe (fails), the 4 non-empty candidates alone,
+	// global.imageRegistry alone, check.
+	if o.Candidates != 5 || o.Alone != 5 || o.Renders != 8 {
+		t.Errorf("%d candidates, %d alone, %d renders", o.Candidates, o.Alone, o.Renders)
+	}
+	diffDocs(t, renderedDocs(t, chart, withOverlay(t, Options{}, o)), rewrittenDocs(t, chart, Options{}, defaultConfig))
+	out := filepath.Join(t.TempDir(), "bitnami.tgz")
+	if _, err := Relocate(chart, out, Options{}, defaultConfig); err != nil {
+		t.Fatal(err)
+	}
+	diffDocs(t, renderedDocs(t, out, Options{}), rewrittenDocs(t, chart, Options{}, defaultConfig))
+}

@@ -158,6 +158,7 @@ func TestValuesNamedAndOperator(t *testing.T) {
 	}{
 		{"airgap-labels", []string{"--exclude", "quay.io/prometheus/statsd-exporter"}}, // its key also feeds an annotation
 		{"airgap-operator", nil},
+		{"airgap-bitnami", nil}, // a library chart's helper, global.imageRegistry, NOTES that check the images
 	} {
 		t.Run(tt.chart, func(t *testing.T) {
 			chart := testChart(tt.chart)
