@@ -36,7 +36,8 @@ type Overlay struct {
 	// Candidates is how many values were probed, Alone how many of them
 	// were probed in a render of their own (empty or absent values, and
 	// those the batch probe could not attribute), Renders how many times
-	// the chart was rendered: 1 (as given) + 1 (the batch probe) + Alone +
+	// the chart was rendered: 1 (as given) + 1 (the batch probe; 3 when it
+	// fails to render and is split into registry keys and the others) + Alone +
 	// the checks (1 unless a check fails) + 1 when some probe changes a
 	// document beyond its image fields (the chart rendered again as given,
 	// to tell documents that change at every render, such as generated
@@ -798,27 +799,51 @@ func (s *session) probeAll(cands []*candidate) {
 			batch = append(batch, c)
 		}
 	}
-	if len(batch) > 1 {
-		single = append(s.probeBatch(batch), single...)
-	} else {
-		single = append(batch, single...)
-	}
+	single = append(s.probeShared(batch, true), single...)
 	s.alone = len(single)
 	for _, c := range single {
 		s.probe(c)
 	}
 }
 
+// probeShared probes the candidates together and returns those to probe
+// alone. When the shared render fails (a chart that rejects a repository
+// it does not know, as Bitnami's do), and split is set, the registry keys
+// and the others are probed apart, so that registries still share one
+// render.
+func (s *session) probeShared(batch []*candidate, split bool) []*candidate {
+	if len(batch) < 2 {
+		return batch
+	}
+	again, failed := s.probeBatch(batch)
+	if !failed || !split {
+		return again
+	}
+	var regs, others []*candidate
+	for _, c := range batch {
+		last, _ := c.path[len(c.path)-1].(string)
+		if registryKey.MatchString(last) {
+			regs = append(regs, c)
+		} else {
+			others = append(others, c)
+		}
+	}
+	if len(regs) == 0 || len(others) == 0 {
+		return again
+	}
+	return append(s.probeShared(regs, false), s.probeShared(others, false)...)
+}
+
 // probeBatch probes the candidates together and returns those to probe
-// again alone.
-func (s *session) probeBatch(batch []*candidate) []*candidate {
+// again alone, and whether the shared render failed as a whole.
+func (s *session) probeBatch(batch []*candidate) ([]*candidate, bool) {
 	changes := make([]change, len(batch))
 	for i, c := range batch {
 		changes[i] = change{c.path, markerValue(c, i)}
 	}
 	r, err := s.render(s.overlayFor(changes))
 	if err != nil || len(r.Manifests) != len(s.base.Manifests) {
-		return batch
+		return batch, true
 	}
 	again := map[int]bool{}
 	marker := func(i int) string { return markerValue(batch[i], i) }
@@ -850,7 +875,7 @@ func (s *session) probeBatch(batch []*candidate) []*candidate {
 	for i, m := range r.Manifests {
 		bm := s.base.Manifests[i]
 		if m.Name != bm.Name {
-			return batch
+			return batch, true
 		}
 		if m.Content == bm.Content {
 			continue
@@ -917,7 +942,7 @@ func (s *session) probeBatch(batch []*candidate) []*candidate {
 		}
 		s.learn(c)
 	}
-	return out
+	return out, false
 }
 
 // probe renders the chart with the candidate replaced by a marker, learns

@@ -408,9 +408,10 @@ func TestAirgapValuesBitnami(t *testing.T) {
 	if len(o.Keys) != 1 || PathString(o.Keys[0].Path) != "global.imageRegistry" || !o.Complete() {
 		t.Fatalf("keys %+v, unmoved %+v", o.Keys, o.Unmoved)
 	}
-	// base, the shared probe (fails), the 4 non-empty candidates alone,
+	// base, the shared probe (fails), the registries together, the
+	// repositories together (fails), the 2 repositories alone,
 	// global.imageRegistry alone, check.
-	if o.Candidates != 5 || o.Alone != 5 || o.Renders != 8 {
+	if o.Candidates != 5 || o.Alone != 3 || o.Renders != 8 {
 		t.Errorf("%d candidates, %d alone, %d renders", o.Candidates, o.Alone, o.Renders)
 	}
 	diffDocs(t, renderedDocs(t, chart, withOverlay(t, Options{}, o)), rewrittenDocs(t, chart, Options{}, defaultConfig))
