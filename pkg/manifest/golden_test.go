@@ -64,7 +64,12 @@ func TestGolden(t *testing.T) {
 				}
 				checkGolden(t, filepath.Join(goldenDir, name+".embedded.golden"), append(report, '\n'))
 			}
-			assertOnlyImagesChanged(t, rw.Mapper(), in, out, rw.Images(), name)
+			assertOnlyImagesChanged(t, mapperTarget(t, rw.Mapper()), in, out, rw.Images(), name)
+			// Every resolved value, against the reference model of the
+			// mapping where it covers the config (no exclusions).
+			if model, ok := newRefModel(cfg); ok && !assertValuesPreserved(t, model, in, out, rw.Images(), name) {
+				t.Errorf("%s does not parse as a whole: the value oracle checked nothing", name)
+			}
 
 			again, err := New(cfg)
 			if err != nil {
@@ -133,11 +138,23 @@ func checkGolden(t *testing.T, path string, got []byte) {
 	}
 }
 
+// mapperTarget is the target of a reference by m, the mapping under test:
+// for callers whose expectation is pinned elsewhere (golden files).
+func mapperTarget(t *testing.T, m *rewrite.Mapper) func(string) string {
+	return func(v string) string {
+		mp, err := m.Map(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return mp.Target.String()
+	}
+}
+
 // assertOnlyImagesChanged checks that out is in with exactly the rewritten
 // image values replaced by their targets: the same lines, and each line that
 // differs becomes the output line when the values at its occurrences'
-// columns are replaced by their mapped targets.
-func assertOnlyImagesChanged(t *testing.T, m *rewrite.Mapper, in, out []byte, images []rewrite.Image, file string) {
+// columns are replaced by target(value).
+func assertOnlyImagesChanged(t *testing.T, target func(string) string, in, out []byte, images []rewrite.Image, file string) {
 	t.Helper()
 	byLine := map[int][]rewrite.Location{}
 	for _, img := range images {
@@ -164,12 +181,11 @@ func assertOnlyImagesChanged(t *testing.T, m *rewrite.Mapper, in, out []byte, im
 			carry = append(carry, locs...)
 			continue
 		}
-		want, ok := replaceAtColumns(t, m, inLines[i], locs)
+		want, ok := replaceAtColumns(target, inLines[i], locs)
 		if !ok {
 			want = inLines[i]
 			for _, l := range append(carry, locs...) {
-				mp, _ := m.Map(l.Value)
-				want = strings.Replace(want, l.Value, mp.Target.String(), 1)
+				want = strings.Replace(want, l.Value, target(l.Value), 1)
 			}
 			carry = nil
 		}
@@ -182,7 +198,7 @@ func assertOnlyImagesChanged(t *testing.T, m *rewrite.Mapper, in, out []byte, im
 // replaceAtColumns replaces, right to left, the value of each location on
 // the line at its column (after its tag, anchor and opening quote). Each
 // distinct column is replaced once (an anchor reached by several paths).
-func replaceAtColumns(t *testing.T, m *rewrite.Mapper, line string, locs []rewrite.Location) (string, bool) {
+func replaceAtColumns(target func(string) string, line string, locs []rewrite.Location) (string, bool) {
 	if len(locs) == 0 {
 		return line, false
 	}
@@ -212,12 +228,8 @@ func replaceAtColumns(t *testing.T, m *rewrite.Mapper, line string, locs []rewri
 		if !strings.HasPrefix(rest, l.Value) {
 			return line, false
 		}
-		mp, err := m.Map(l.Value)
-		if err != nil {
-			t.Fatal(err)
-		}
 		prefix := string(runes[:len(runes)-len([]rune(rest))])
-		runes = []rune(prefix + mp.Target.String() + rest[len(l.Value):])
+		runes = []rune(prefix + target(l.Value) + rest[len(l.Value):])
 	}
 	out := string(runes)
 	if strings.HasPrefix(line, "\ufeff") {
