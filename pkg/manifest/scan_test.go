@@ -79,3 +79,56 @@ func TestFlagNameContext(t *testing.T) {
 		}
 	}
 }
+
+// TestRegistryToken pins the fast path's test for an embedded reference
+// with a registry host and a tag or digest: a run of reference bytes with
+// a host mark before a "/" and a tag or digest mark after it.
+func TestRegistryToken(t *testing.T) {
+	for _, tt := range []struct {
+		data string
+		want bool
+	}{
+		{"x.io/a:1", true},
+		{"/x.io/a:1", true},
+		{"a: x.io/a:1", true},
+		{"x.io/a@sha256:0", true},
+		{"localhost/a:1", true},
+		{"localhost:5000/a:1", true},
+		{"my.localhost/a:1", true},
+		{"localhost.x/a:1", true},
+		{"a/localhost/b:1", true}, // conservative: the document is parsed
+		{"a/b.io/c:1", true},
+		{"a/b:1", false},
+		{"x.io/a", false},
+		{"localhost:5000/a", false},
+		{"localhost", false},
+		{"x.io:5000/a", false},
+		{"app.kubernetes.io/name: x", false},
+		{"app.kubernetes.io/name:", false},
+		{"a b/c:1 d.e/f", false},
+		{"k: v\nx.io/a:1\n", true},
+		{"no slash: x.io:1", false},
+		{"x.io/:", false},
+		{"x.io/a:1/", true},
+		{".a/b:1", true},
+		{".a/b:1localhost", true},
+		{"localhost/.a:1", true},
+		{"x.io/localhost:1", true},
+		{"x.io:/a", false},
+	} {
+		if got := hasRegistryToken([]byte(tt.data)); got != tt.want {
+			t.Errorf("hasRegistryToken(%q) = %v, want %v", tt.data, got, tt.want)
+		}
+	}
+	// A bare host:port reads as an address, not as an image with a tag.
+	for _, v := range []string{"abcd:1000", "abcd:9999", "redis:6379", "registry.local:5000", "localhost:8080"} {
+		if got := scanString(v, true, false); got != nil {
+			t.Errorf("scanString(%q) = %v, want no reference (a host and port)", v, got)
+		}
+	}
+	for _, v := range []string{"abcd:100", "abcd:10a0", "abcd:a000"} {
+		if got := scanString(v, true, false); len(got) != 1 {
+			t.Errorf("scanString(%q) = %v, want the reference", v, got)
+		}
+	}
+}
