@@ -73,3 +73,30 @@ func TestCompositeDefault(t *testing.T) {
 		}
 	}
 }
+
+// TestConfiguredListNotAList: a configured list field ("[]") holding
+// something else than a list is no image and no error.
+func TestConfiguredListNotAList(t *testing.T) {
+	for _, v := range []string{"{image: quay.io/a/b:1}", "quay.io/a/b:1", "null"} {
+		in := "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata: {name: c}\nspec:\n  relatedImages: " + v + "\n"
+		rw := mustNew(t, rewrite.Config{})
+		if out, err := rw.RewriteBytes([]byte(in), "in.yaml"); err != nil || string(out) != in || len(rw.Images()) != 0 {
+			t.Errorf("relatedImages: %s: err %v, images %+v", v, err, rw.Images())
+		}
+	}
+	in := "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata: {name: c}\nspec:\n  relatedImages: [{name: a, image: quay.io/a/b:1}]\n"
+	rw := mustNew(t, rewrite.Config{})
+	if _, err := rw.RewriteBytes([]byte(in), "in.yaml"); err != nil || len(rw.Images()) != 1 {
+		t.Errorf("relatedImages list: err %v, images %+v", err, rw.Images())
+	}
+
+	// A configured list of images, "spec.images[]".
+	cfg := rewrite.Config{ImageFields: []rewrite.ImageField{{Group: "example.com", Kind: "Bundle", Path: "spec.images[]"}}}
+	for v, want := range map[string]int{"[quay.io/a/b:1, quay.io/a/c:1]": 2, "{a: quay.io/a/b:1}": 0, "quay.io/a/b:1": 0} {
+		in := "apiVersion: example.com/v1\nkind: Bundle\nmetadata: {name: b}\nspec:\n  images: " + v + "\n"
+		rw := mustNew(t, cfg)
+		if _, err := rw.RewriteBytes([]byte(in), "in.yaml"); err != nil || countOccurrences(rw.Images()) != want {
+			t.Errorf("images: %s: err %v, images %+v, want %d", v, err, rw.Images(), want)
+		}
+	}
+}
