@@ -6,6 +6,7 @@ import (
 
 	"github.com/rehost/rehost/pkg/rewrite"
 	"sigs.k8s.io/kustomize/kyaml/kio"
+	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // TestFilterLocations: the kio filter names the file of kyaml's path
@@ -53,5 +54,26 @@ func TestManyImageFields(t *testing.T) {
 	}
 	if n := countOccurrences(rw.Images()); n != 101 {
 		t.Errorf("%d image occurrences, want 101", n)
+	}
+}
+
+// TestFilterUntaggedQuotedImage: a node built by a program (no tag, quoted
+// style, as kyaml's setters make them) is a string image.
+func TestFilterUntaggedQuotedImage(t *testing.T) {
+	rn, err := yaml.Parse("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: x\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := rn.Pipe(yaml.Lookup("spec", "containers", "[name=c]", "image"))
+	if err != nil || img == nil {
+		t.Fatal(err)
+	}
+	*img.YNode() = yaml.Node{Kind: yaml.ScalarNode, Style: yaml.DoubleQuotedStyle, Value: "nginx:1.25"}
+	rw := mustNew(t, rewrite.Config{})
+	if _, err := rw.Filter().Filter([]*yaml.RNode{rn}); err != nil {
+		t.Fatal(err)
+	}
+	if got := img.YNode().Value; got != "sea.hub:5000/library/nginx:1.25" {
+		t.Errorf("image = %q, want it rewritten", got)
 	}
 }
