@@ -1,0 +1,128 @@
+package manifest
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/rehost/rehost/pkg/rewrite"
+)
+
+// failingWriter fails every write after the first n.
+type failingWriter struct{ n int }
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	if w.n <= 0 {
+		return 0, errors.New("disk full")
+	}
+	w.n--
+	return len(p), nil
+}
+
+// TestJoinWriterErrors: a failing writer's error comes back, from the
+// separator and from the content.
+func TestJoinWriterErrors(t *testing.T) {
+	for _, n := range []int{0, 1, 2} {
+		j := NewJoinWriter(&failingWriter{n: n})
+		var err error
+		for _, s := range []string{"a: 1\n", "b: 2\n"} {
+			j.Next()
+			if _, err = j.Write([]byte(s)); err != nil {
+				break
+			}
+		}
+		// Writes: "a: 1\n", then "---\n", then "b: 2\n".
+		if n < 3 && (err == nil || err.Error() != "disk full") {
+			t.Errorf("writer failing after %d writes: err = %v, want disk full", n, err)
+		}
+	}
+	var b strings.Builder
+	j := NewJoinWriter(&b)
+	if n, err := j.Write([]byte("a: 1\n")); n != 5 || err != nil {
+		t.Errorf("Write = %d, %v", n, err)
+	}
+}
+
+// TestWorkers: any number of workers gives the same output; fewer than one
+// means one.
+func TestWorkers(t *testing.T) {
+	var in strings.Builder
+	for i := 0; i < 3*batchDocs; i++ {
+		in.WriteString(pod("nginx:1.25") + "---\n")
+	}
+	want := strings.ReplaceAll(in.String(), "image: nginx:1.25", "image: sea.hub:5000/library/nginx:1.25")
+	for _, n := range []int{-3, 0, 1, 2, 7} {
+		rw := mustNew(t, rewrite.Config{}, WithWorkers(n))
+		if n < 1 && rw.workers != 1 || n >= 1 && rw.workers != n {
+			t.Errorf("WithWorkers(%d): %d workers", n, rw.workers)
+		}
+		out, err := rw.RewriteBytes([]byte(in.String()), "in.yaml")
+		if err != nil || string(out) != want {
+			t.Errorf("WithWorkers(%d): err %v, output as expected %v", n, err, string(out) == want)
+		}
+	}
+}
+
+// cappedInput serves data, then fails: reading past data means Rewrite
+// did not stop where it should have.
+type cappedInput struct{ r io.Reader }
+
+func (c *cappedInput) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if err == io.EOF {
+		return n, errors.New("read past the error cap")
+	}
+	return n, err
+}
+
+// TestErrorCapAtBatchBoundary: a batch that brings the errors to exactly
+// the cap stops the run; what follows is not read, its failure not
+// reported.
+func TestErrorCapAtBatchBoundary(t *testing.T) {
+	var in strings.Builder
+	for i := 0; i < batchDocs; i++ {
+		img := "nginx"
+		if i < maxErrors {
+			img = "Bad"
+		}
+		in.WriteString(pod(img) + "---\n")
+	}
+	rw := mustNew(t, rewrite.Config{})
+	err := rw.Rewrite(io.Discard, &cappedInput{strings.NewReader(in.String())}, "in.yaml")
+	if err == nil {
+		t.Fatal("no error")
+	}
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) != maxErrors || strings.Contains(err.Error(), "read past") {
+		t.Errorf("%d error lines, want the %d invalid images alone:\n%s", len(lines), maxErrors, err)
+	}
+}
+
+// TestWriteErrorStops: a write error ends the run: later documents are not
+// checked, their errors not reported.
+func TestWriteErrorStops(t *testing.T) {
+	var in strings.Builder
+	for i := 0; i < 2*batchDocs; i++ {
+		in.WriteString(pod("nginx") + "---\n")
+	}
+	in.WriteString(pod("Bad"))
+	rw := mustNew(t, rewrite.Config{})
+	err := rw.Rewrite(&failingWriter{}, strings.NewReader(in.String()), "in.yaml")
+	if err == nil || !strings.Contains(err.Error(), "disk full") || strings.Contains(err.Error(), "Bad") {
+		t.Errorf("err = %v, want the write error alone", err)
+	}
+}
+
+// TestMergeSequence: a container merging a list of mappings takes each key
+// from the first mapping that has it.
+func TestMergeSequence(t *testing.T) {
+	in := "kind: Pod\nx:\n  a: &a {name: a}\n  b: &b {image: quay.io/a/b:1}\n  c: &c {image: quay.io/a/c:1}\nspec:\n  containers:\n  - <<: [*a, *b, *c]\n    name: c\n"
+	rw := mustNew(t, rewrite.Config{})
+	if _, err := rw.RewriteBytes([]byte(in), "in.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	if imgs := rw.Images(); len(imgs) != 1 || imgs[0].Source != "quay.io/a/b:1" {
+		t.Errorf("images %+v, want quay.io/a/b:1 alone", imgs)
+	}
+}
