@@ -115,6 +115,8 @@ func TestRegistryToken(t *testing.T) {
 		{"localhost/.a:1", true},
 		{"x.io/localhost:1", true},
 		{"x.io:/a", false},
+		{"a. x/y:1", false},
+		{"a.: x/y:1", false},
 	} {
 		if got := hasRegistryToken([]byte(tt.data)); got != tt.want {
 			t.Errorf("hasRegistryToken(%q) = %v, want %v", tt.data, got, tt.want)
