@@ -126,3 +126,48 @@ func TestMergeSequence(t *testing.T) {
 		t.Errorf("images %+v, want quay.io/a/b:1 alone", imgs)
 	}
 }
+
+// TestNotVerbatim: a reference inside a string written with an escape
+// cannot be rewritten in place: left as written with a warning when
+// embedded, an error in a composed image field; both say why.
+func TestNotVerbatim(t *testing.T) {
+	var warns []error
+	rw := mustNew(t, rewrite.Config{RewriteEmbedded: true}, WithWarnings(func(err error) { warns = append(warns, err) }))
+	in := envDoc(`"quay.io/a\x2fb:1"`)
+	out, err := rw.RewriteBytes([]byte(in), "in.yaml")
+	want := "in.yaml:9: Pod p: spec.containers[0].env[0].value: embedded image reference left as written: cannot rewrite quay.io/a/b:1 in place: not written verbatim in the file (escape sequences)"
+	if err != nil || string(out) != in || len(warns) != 1 || warns[0].Error() != want {
+		t.Errorf("embedded: err %v, warnings %v, want one: %s", err, warns, want)
+	}
+
+	rw = mustNew(t, rewrite.Config{})
+	_, err = rw.RewriteBytes([]byte("apiVersion: monitoring.coreos.com/v1\nkind: Prometheus\nmetadata: {name: p}\nspec:\n  baseImage: \"quay.io/prometheus\\x2fprometheus\"\n  version: v2\n"), "in.yaml")
+	want = "in.yaml:5: Prometheus p: spec.baseImage: cannot rewrite quay.io/prometheus/prometheus in place: not written verbatim in the file (escape sequences)"
+	if err == nil || err.Error() != want {
+		t.Errorf("composed: err %v, want %s", err, want)
+	}
+}
+
+// brokenInput serves data, then fails.
+type brokenInput struct{ r io.Reader }
+
+func (b *brokenInput) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err == io.EOF {
+		return n, errors.New("connection reset")
+	}
+	return n, err
+}
+
+// TestReadError: an input that fails is an error naming the input, after
+// the documents read before it.
+func TestReadError(t *testing.T) {
+	for _, in := range []string{"", pod("nginx") + "---\n", pod("nginx") + "---\n" + pod("busybox")} {
+		rw := mustNew(t, rewrite.Config{})
+		var out strings.Builder
+		err := rw.Rewrite(&out, &brokenInput{strings.NewReader(in)}, "in.yaml")
+		if err == nil || err.Error() != "in.yaml: connection reset" {
+			t.Errorf("%q: err = %v, want in.yaml: connection reset", in, err)
+		}
+	}
+}
