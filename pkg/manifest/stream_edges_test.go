@@ -171,3 +171,40 @@ func TestReadError(t *testing.T) {
 		}
 	}
 }
+
+// TestYAML12Directive: a "%YAML 1.2" directive, first or after comments,
+// is read as the 1.1 yaml.v3 accepts; elsewhere it is left alone.
+func TestYAML12Directive(t *testing.T) {
+	for _, in := range []string{"%YAML 1.2\n---\n" + pod("nginx"), "# c\n%YAML 1.2\n---\n" + pod("nginx")} {
+		rw := mustNew(t, rewrite.Config{})
+		out, err := rw.RewriteBytes([]byte(in), "in.yaml")
+		if err != nil || string(out) != strings.Replace(in, "image: nginx", "image: sea.hub:5000/library/nginx", 1) {
+			t.Errorf("%q: %q, %v", in, out, err)
+		}
+	}
+	if got := string(yaml11([]byte("a: \"%YAML 1.2\"\n"))); got != "a: \"%YAML 1.2\"\n" {
+		t.Errorf("directive text inside a value changed: %q", got)
+	}
+}
+
+// TestComposedAtEnd: a composed field whose value ends the stream, without
+// a final line break, is rewritten in place; it warns only about a pin.
+func TestComposedAtEnd(t *testing.T) {
+	in := "apiVersion: monitoring.coreos.com/v1\nkind: Prometheus\nmetadata: {name: p}\nspec:\n  version: v2.54.1\n  baseImage: quay.io/prometheus/prometheus"
+	var warns []error
+	rw := mustNew(t, rewrite.Config{}, WithWarnings(func(err error) { warns = append(warns, err) }))
+	out, err := rw.RewriteBytes([]byte(in), "in.yaml")
+	if err != nil || string(out) != strings.Replace(in, "quay.io/prometheus", "sea.hub:5000/prometheus", 1) || len(warns) != 0 {
+		t.Errorf("out %q, err %v, warnings %v", out, err, warns)
+	}
+
+	pins, err := rewrite.ParsePins(strings.NewReader("quay.io/prometheus/prometheus:v2.54.1\tsea.hub:5000/prometheus/prometheus:v2.54.1@"+digest+"\n"), "pins")
+	if err != nil {
+		t.Fatal(err)
+	}
+	warns = nil
+	rw = mustNew(t, rewrite.Config{}, WithPins(pins), WithWarnings(func(err error) { warns = append(warns, err) }))
+	if _, err := rw.RewriteBytes([]byte(in), "in.yaml"); err != nil || len(warns) != 1 || !strings.Contains(warns[0].Error(), "pin of quay.io/prometheus/prometheus:v2.54.1 not written") {
+		t.Errorf("pinned: err %v, warnings %v, want one about the pin", err, warns)
+	}
+}
