@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -52,5 +53,29 @@ func TestEmbeddedAtEndOfStream(t *testing.T) {
 		if err != nil || string(out) != want || len(warns) != 0 {
 			t.Errorf("%q:\n got %q, %v, warnings %v\nwant %q", v, out, err, warns, want)
 		}
+	}
+}
+
+// TestEmbeddedColumns: embedded references after escapes of every length
+// are located and rewritten in place, and each gets its own line and
+// column, several on one line, after a byte order mark on the first line.
+func TestEmbeddedColumns(t *testing.T) {
+	in := "\ufeff{kind: ConfigMap, data: {a: \"image: quay.io/a/b:1\\nimage: quay.io/c/d:1\"}}\n---\n" +
+		"kind: ConfigMap\ndata:\n  b: \"\\x41\\u00e9\\U0001F600\\nimage: quay.io/e/f:1\\nimage: quay.io/g/h:1\"\n"
+	rw := mustNew(t, rewrite.Config{RewriteEmbedded: true})
+	out, err := rw.RewriteBytes([]byte(in), "in.yaml")
+	want := strings.NewReplacer("quay.io/", "sea.hub:5000/").Replace(in)
+	if err != nil || string(out) != want {
+		t.Fatalf("got %q, %v\nwant %q", out, err, want)
+	}
+	var got []string
+	for _, img := range rw.Images() {
+		for _, l := range img.Occurrences {
+			got = append(got, fmt.Sprintf("%s %d:%d", l.Value, l.Line, l.Column))
+		}
+	}
+	wantLocs := "quay.io/a/b:1 1:37 quay.io/c/d:1 1:59 quay.io/e/f:1 5:36 quay.io/g/h:1 5:58"
+	if strings.Join(got, " ") != wantLocs {
+		t.Errorf("locations %q, want %q", strings.Join(got, " "), wantLocs)
 	}
 }
