@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -77,5 +78,34 @@ func TestEmbeddedColumns(t *testing.T) {
 	wantLocs := "quay.io/a/b:1 1:37 quay.io/c/d:1 1:59 quay.io/e/f:1 5:36 quay.io/g/h:1 5:58"
 	if strings.Join(got, " ") != wantLocs {
 		t.Errorf("locations %q, want %q", strings.Join(got, " "), wantLocs)
+	}
+}
+
+// TestLineStarts: lines end at "\n", "\r\n", "\r", NEL, LS and PS, as
+// yaml.v3 counts them; a lone 0xC2 or 0xE2 lead byte ends none.
+func TestLineStarts(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want []int
+	}{
+		{"", []int{0}},
+		{"a\nb", []int{0, 2}},
+		{"a\r\nb\rc\n", []int{0, 3, 5, 7}},
+		{"a\r", []int{0, 2}},
+		{"a\u0085b", []int{0, 3}},
+		{"a\u2028b\u2029c", []int{0, 4, 8}},
+		{"a\u00e9b\u2030c", []int{0}},
+		{"a\xc2", []int{0}},
+		{"a\xe2\x80", []int{0}},
+		{"\u0085", []int{0, 2}},
+		{"\u2028", []int{0, 3}},
+		{"\ra", []int{0, 1}},
+	} {
+		if got := lineStarts([]byte(tt.in)); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("lineStarts(%q) = %v, want %v", tt.in, got, tt.want)
+		}
+		if got := lineBreaks([]byte(tt.in)); got != len(tt.want)-1 {
+			t.Errorf("lineBreaks(%q) = %d, want %d", tt.in, got, len(tt.want)-1)
+		}
 	}
 }
