@@ -109,3 +109,17 @@ func TestLineStarts(t *testing.T) {
 		}
 	}
 }
+
+// TestEmbeddedAfterEscapedReference: a reference written with an escape is
+// left as written with a warning; the references after it in the same
+// string are still rewritten in place.
+func TestEmbeddedAfterEscapedReference(t *testing.T) {
+	in := "kind: ConfigMap\nmetadata: {name: c}\ndata:\n  a: \"image: \\x71uay.io/a/b:1\\nimage: quay.io/c/d:1\"\n"
+	var warns []error
+	rw := mustNew(t, rewrite.Config{RewriteEmbedded: true}, WithWarnings(func(err error) { warns = append(warns, err) }))
+	out, err := rw.RewriteBytes([]byte(in), "in.yaml")
+	want := strings.Replace(in, "image: quay.io/c/d:1", "image: sea.hub:5000/c/d:1", 1)
+	if err != nil || string(out) != want || len(warns) != 1 || !strings.Contains(warns[0].Error(), "cannot rewrite quay.io/a/b:1 in place") {
+		t.Errorf("got %q, %v, warnings %v\nwant %q and one warning about quay.io/a/b:1", out, err, warns, want)
+	}
+}
