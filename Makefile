@@ -11,7 +11,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 MODULES  := . pkg/helm cmd/rehost-helm test/helm4compat
 PACKAGES := ./... ./pkg/helm/... ./cmd/rehost-helm/... ./test/helm4compat/...
 
-.PHONY: help build test e2e lint modules fuzz bench bench-data bench-peers clean
+.PHONY: help build test e2e lint modules fuzz bench bench-data bench-peers mutate clean
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -35,6 +35,7 @@ modules: ## each module builds without go.work and its go.mod is tidy
 fuzz: ## a short run of every fuzz target
 	$(GO) test -run '^$$' -fuzz '^FuzzRewrite$$' -fuzztime 30s ./pkg/manifest
 	$(GO) test -run '^$$' -fuzz '^FuzzRewriteEmbedded$$' -fuzztime 30s ./pkg/manifest
+	$(GO) test -run '^$$' -fuzz '^FuzzOperators$$' -fuzztime 30s ./pkg/manifest
 
 bench-data: ## generate the benchmark corpus under testdata/bench (git-ignored)
 	$(GO) run ./internal/benchdata -out testdata/bench
@@ -43,6 +44,29 @@ bench: bench-data ## Go benchmarks and the side-by-side comparison with peers
 	mkdir -p $(BIN)
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./pkg/... ./pkg/helm/... | tee $(BIN)/bench.txt
 	./scripts/bench-peers.sh
+
+bench-peers: bench-data ## only the side-by-side comparison with peers (kustomize, kbld, ... when installed)
+	./scripts/bench-peers.sh
+
+# Mutation testing (github.com/go-gremlins/gremlins): each mutant of
+# pkg/rewrite and pkg/manifest is compiled and tested; efficacy is
+# killed / (killed + lived). Slow (about an hour for pkg/manifest on two
+# cores), so not part of `test` or CI. The timeout is the coefficient times
+# the package's coverage run (-count=1 so that it is not a cached result);
+# pkg/rewrite's run is short, so its coefficient is larger. Lived mutants
+# and why they live: testdata/mutation/README.md.
+GREMLINS_VERSION ?= v0.6.0
+GREMLINS_BIN     := $(abspath $(BIN))/tools/gremlins
+GREMLINS         ?= $(or $(shell command -v gremlins 2>/dev/null),$(GREMLINS_BIN))
+MUTATE_WORKERS   ?= 1
+
+$(GREMLINS_BIN):
+	GOBIN=$(abspath $(BIN))/tools $(GO) install github.com/go-gremlins/gremlins/cmd/gremlins@$(GREMLINS_VERSION)
+
+mutate: $(GREMLINS) ## mutation testing of pkg/rewrite and pkg/manifest with gremlins (slow; not in CI; MUTATE_WORKERS=1)
+	mkdir -p $(BIN)/mutation
+	GOFLAGS=-count=1 $(GREMLINS) unleash --workers $(MUTATE_WORKERS) --timeout-coefficient 20 -o $(BIN)/mutation/rewrite.json ./pkg/rewrite
+	GOFLAGS=-count=1 $(GREMLINS) unleash --workers $(MUTATE_WORKERS) --timeout-coefficient 8 -o $(BIN)/mutation/manifest.json ./pkg/manifest
 
 clean: ## remove build output
 	rm -rf $(BIN)

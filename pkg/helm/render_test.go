@@ -2,11 +2,15 @@ package helm
 
 import (
 	"errors"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/rehost/rehost/pkg/manifest"
@@ -337,6 +341,43 @@ func TestBadInput(t *testing.T) {
 				t.Errorf("error %v, want it to contain %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestValuesURLNeverFetched: a values file given as a URL is read as a
+// local path, which does not exist, and never fetched: a local server that
+// would serve valid values receives no request.
+func TestValuesURLNeverFetched(t *testing.T) {
+	var requests atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		w.Write([]byte("sub-c:\n  enabled: true\n"))
+	}))
+	defer srv.Close()
+	url := srv.URL + "/values.yaml"
+	for _, render := range []func() error{
+		func() error {
+			_, err := Render(chartPath("parent"), Options{Values: values.Options{ValueFiles: []string{url}}})
+			return err
+		},
+		func() error {
+			rw, err := manifest.New(defaultConfig)
+			if err != nil {
+				return err
+			}
+			return Images(rw, chartPath("parent"), Options{Values: values.Options{ValueFiles: []string{url}}})
+		},
+	} {
+		err := render()
+		if err == nil {
+			t.Fatal("no error: the values URL was fetched or ignored")
+		}
+		if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "open "+url+": ") {
+			t.Errorf("error %q, want the missing local file %s", err, url)
+		}
+	}
+	if n := requests.Load(); n != 0 {
+		t.Errorf("the values URL was requested %d times, want never", n)
 	}
 }
 

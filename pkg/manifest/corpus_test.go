@@ -91,7 +91,7 @@ func TestEmbeddedCorpusRewrite(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			assertOnlyImagesChanged(t, rw.Mapper(), in, out, rw.Images(), name)
+			assertOnlyImagesChanged(t, mapperTarget(t, rw.Mapper()), in, out, rw.Images(), name)
 			if left := rw.EmbeddedLeftOut(); len(left) > 0 {
 				t.Errorf("left out: %+v", left)
 			}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/rehost/rehost/pkg/rewrite"
 	"sigs.k8s.io/kustomize/kyaml/kio"
@@ -365,7 +364,7 @@ spec:
 				t.Errorf("left out %d, want %d", n, len(tt.want))
 			}
 			// Only image fields change.
-			assertOnlyImagesChanged(t, rw.Mapper(), []byte(tt.in), out, rw.Images(), "in.yaml")
+			assertOnlyImagesChanged(t, mapperTarget(t, rw.Mapper()), []byte(tt.in), out, rw.Images(), "in.yaml")
 
 			rwe, _ := New(rewrite.Config{RewriteEmbedded: true})
 			out, err = rwe.RewriteBytes([]byte(tt.in), "in.yaml")
@@ -496,7 +495,7 @@ func TestEmbeddedInPlace(t *testing.T) {
 			if tt.warn != "" && countOccurrences(rw.EmbeddedLeftOut()) != 1 {
 				t.Errorf("left out: %v", rw.EmbeddedLeftOut())
 			}
-			assertOnlyImagesChanged(t, rw.Mapper(), []byte(tt.in), out, rw.Images(), "in.yaml")
+			assertOnlyImagesChanged(t, mapperTarget(t, rw.Mapper()), []byte(tt.in), out, rw.Images(), "in.yaml")
 		})
 	}
 }
@@ -688,6 +687,8 @@ func FuzzRewriteEmbedded(f *testing.F) {
 	}
 	f.Add([]byte(envDoc(`"\nginx:1.25 \x71uay.io/a/b:1"`)))
 	f.Add([]byte("kind: ConfigMap\ndata:\n  a: |\n    image: nginx:1.25\n    image: nginx:1.25\n  b: >\n    --x-image=quay.io/a/b:1\n"))
+	f.Add(issue11Seed)
+	model, _ := newRefModel(rewrite.Config{RewriteEmbedded: true})
 	f.Fuzz(func(t *testing.T, in []byte) {
 		rw, err := New(rewrite.Config{RewriteEmbedded: true}, WithWorkers(2))
 		if err != nil {
@@ -710,7 +711,8 @@ func FuzzRewriteEmbedded(f *testing.F) {
 		if !bytes.Equal(out, out2) {
 			t.Fatalf("not idempotent:\nin:   %q\nout:  %q\nout2: %q", in, out, out2)
 		}
-		assertOnlyImagesChanged(t, rw.Mapper(), in, out, rw.Images(), "in.yaml")
+		assertOnlyImagesChanged(t, model.target, in, out, rw.Images(), "in.yaml")
+		assertValuesPreserved(t, model, in, out, rw.Images(), "in.yaml")
 	})
 }
 
@@ -735,35 +737,16 @@ func corpusDocuments(t testing.TB) [][]byte {
 }
 
 // TestEmbeddedHostile: a multi-megabyte string holding a hundred thousand
-// embedded references, on many lines and on one line, is scanned and
-// rewritten in one pass per string, not one per reference.
+// embedded references, on many lines and on one line, is rewritten whole;
+// the work grows with the number of references, not with its square (one
+// pass per string, not one per reference), bounded by allocation counts
+// rather than time (BenchmarkEmbeddedHostile times it).
 func TestEmbeddedHostile(t *testing.T) {
-	var b strings.Builder
-	b.WriteString("kind: ConfigMap\nmetadata: {name: c}\ndata:\n  a: |\n")
-	for i := 0; i < 50000; i++ {
-		b.WriteString("    image: quay.io/a/b:1\n")
-	}
-	b.WriteString("  b: \"")
-	for i := 0; i < 50000; i++ {
-		b.WriteString("image: quay.io/c/d:1\\n")
-	}
-	b.WriteString("\"\n")
-	in := b.String()
-	done := make(chan error, 1)
-	var out []byte
+	in := embeddedHostile(50000)
 	rw := mustNew(t, rewrite.Config{RewriteEmbedded: true})
-	go func() {
-		var err error
-		out, err = rw.RewriteBytes([]byte(in), "in.yaml")
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatal("did not finish within 60 s")
+	out, err := rw.RewriteBytes([]byte(in), "in.yaml")
+	if err != nil {
+		t.Fatal(err)
 	}
 	want := strings.NewReplacer("quay.io/a/b", "sea.hub:5000/a/b", "quay.io/c/d", "sea.hub:5000/c/d").Replace(in)
 	if string(out) != want {
@@ -771,5 +754,55 @@ func TestEmbeddedHostile(t *testing.T) {
 	}
 	if n := countOccurrences(rw.Embedded()); n != 100000 {
 		t.Errorf("%d embedded references, want 100000", n)
+	}
+
+	// 1,000 -> 4,000 references: linear work is about 4 times more,
+	// quadratic 16.
+	run := func(n int) func() {
+		data := []byte(embeddedHostile(n))
+		return func() {
+			rw := mustNew(t, rewrite.Config{RewriteEmbedded: true})
+			if _, err := rw.RewriteBytes(data, "in.yaml"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	run(1000)() // warm up
+	ms, bs := workOf(run(1000))
+	ml, bl := workOf(run(4000))
+	if r := float64(ml) / float64(ms); r > 6 {
+		t.Errorf("allocations grew %.1f times for 4 times the references (%d -> %d), want at most 6", r, ms, ml)
+	}
+	if r := float64(bl) / float64(bs); r > 6 {
+		t.Errorf("allocated bytes grew %.1f times for 4 times the references (%d -> %d), want at most 6", r, bs, bl)
+	}
+}
+
+// embeddedHostile is a ConfigMap with n embedded references on n lines of
+// one string and n on one line of another.
+func embeddedHostile(n int) string {
+	var b strings.Builder
+	b.WriteString("kind: ConfigMap\nmetadata: {name: c}\ndata:\n  a: |\n")
+	for i := 0; i < n; i++ {
+		b.WriteString("    image: quay.io/a/b:1\n")
+	}
+	b.WriteString("  b: \"")
+	for i := 0; i < n; i++ {
+		b.WriteString("image: quay.io/c/d:1\\n")
+	}
+	b.WriteString("\"\n")
+	return b.String()
+}
+
+// BenchmarkEmbeddedHostile times TestEmbeddedHostile's input.
+func BenchmarkEmbeddedHostile(b *testing.B) {
+	data := []byte(embeddedHostile(50000))
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		rw, _ := New(rewrite.Config{RewriteEmbedded: true})
+		if _, err := rw.RewriteBytes(data, "in.yaml"); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

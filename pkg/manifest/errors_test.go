@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/rehost/rehost/pkg/rewrite"
 )
@@ -104,47 +105,164 @@ func TestCollisionAcrossInputs(t *testing.T) {
 }
 
 // TestHostile: hostile documents end with a clear error or a correct
-// output, quickly, without a panic or a stack overflow.
+// output, without a panic or a stack overflow. A hang fails by go test's
+// -timeout; how fast they end is BenchmarkHostile's business, and
+// TestHostileWorkIsLinear bounds the work by operation counts.
 func TestHostile(t *testing.T) {
-	var bomb strings.Builder
-	bomb.WriteString("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: bomb}\nspec:\n  a0: &a0 [{image: nginx}]\n")
-	for i := 1; i < 40; i++ {
-		fmt.Fprintf(&bomb, "  a%d: &a%d [*a%d, *a%d, *a%d, *a%d]\n", i, i, i-1, i-1, i-1, i-1)
-	}
-	bomb.WriteString("  containers: [{image: busybox}]\n")
-	deepFlow := "kind: Pod\nspec: {containers: [{image: nginx}]}\nx: " + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + "\n"
-	deepBlock := "kind: Widget\nimage: x\nspec:\n" + strings.Repeat("  ", 1) + strings.Repeat("- ", 100000) + "x\n"
-	bigScalar := "kind: ConfigMap\ndata:\n  image: " + strings.Repeat("a", 8<<20) + "\n---\n" + pod(strings.Repeat("a", 4<<20))
+	big := strings.Repeat("a", 4<<20)
+	bigScalar := "kind: ConfigMap\ndata:\n  image: " + strings.Repeat("a", 8<<20) + "\n---\n" + pod(big)
 	tests := []struct {
 		name    string
 		in      string
-		wantErr string // "" for success
+		wantErr string // the whole error; "" for success
 	}{
-		{"alias bomb", bomb.String(), ""},
-		{"100000 levels of flow nesting", deepFlow, "malformed YAML"},
-		{"100000 levels of block nesting", deepBlock, "malformed YAML"},
-		{"multi-megabyte scalars", bigScalar, "in.yaml:"},
+		{"alias bomb", aliasBomb(40), ""},
+		{"100000 levels of flow nesting", hostileDeepFlow, "in.yaml:3: malformed YAML: exceeded max depth of 10000"},
+		{"100000 levels of block nesting", hostileDeepBlock, "in.yaml:3: malformed YAML: exceeded max depth of 10000"},
+		{"multi-megabyte scalars", bigScalar, `in.yaml:13: Pod ns/p: spec.containers[0].image: invalid image reference "` + big + `": repository must be between 1 and 255 characters in length: ` + big},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rw, _ := New(rewrite.Config{})
-			done := make(chan error, 1)
 			var out bytes.Buffer
-			go func() { done <- rw.Rewrite(&out, strings.NewReader(tt.in), "in.yaml") }()
-			var err error
-			select {
-			case err = <-done:
-			case <-time.After(30 * time.Second):
-				t.Fatal("did not finish within 30 s")
-			}
+			err := rw.Rewrite(&out, strings.NewReader(tt.in), "in.yaml")
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatal(err)
 				}
 				return
 			}
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Fatalf("err = %.300v, want it to contain %q", err, tt.wantErr)
+			if err == nil || err.Error() != tt.wantErr {
+				t.Fatalf("err = %.300v\nwant %.300s", err, tt.wantErr)
+			}
+			if tt.in == bigScalar {
+				checkBigError(t, err, big)
+			}
+		})
+	}
+}
+
+// checkBigError checks the multi-megabyte error part by part: one *Error
+// naming the file, line, object and field, wrapping the invalid reference
+// whole.
+func checkBigError(t *testing.T, err error, big string) {
+	t.Helper()
+	var e *Error
+	var ie *rewrite.InvalidReferenceError
+	if !errors.As(err, &e) || !errors.As(err, &ie) {
+		t.Fatalf("err = %.300v, want a *manifest.Error wrapping a *rewrite.InvalidReferenceError", err)
+	}
+	// The value is the reference error's, not repeated in the location.
+	want := rewrite.Location{File: "in.yaml", Line: 13, Column: 12, Kind: "Pod", Namespace: "ns", Name: "p", Field: "spec.containers[0].image"}
+	if e.Location != want {
+		got := e.Location
+		got.Value = fmt.Sprintf("<%d bytes>", len(got.Value))
+		t.Errorf("location %#v, want %#v", got, want)
+	}
+	if ie.Value != big || ie.Reason != "repository must be between 1 and 255 characters in length: "+big || ie.Hint != "" {
+		t.Errorf("invalid reference: value %d bytes, reason %.100q, hint %q", len(ie.Value), ie.Reason, ie.Hint)
+	}
+}
+
+var (
+	hostileDeepFlow  = "kind: Pod\nspec: {containers: [{image: nginx}]}\nx: " + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + "\n"
+	hostileDeepBlock = "kind: Widget\nimage: x\nspec:\n" + strings.Repeat("  ", 1) + strings.Repeat("- ", 100000) + "x\n"
+)
+
+// aliasBomb is a custom resource whose container list is reached through
+// 4^depth alias paths.
+func aliasBomb(depth int) string {
+	var bomb strings.Builder
+	bomb.WriteString("apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: bomb}\nspec:\n  a0: &a0 [{image: nginx}]\n")
+	for i := 1; i < depth; i++ {
+		fmt.Fprintf(&bomb, "  a%d: &a%d [*a%d, *a%d, *a%d, *a%d]\n", i, i, i-1, i-1, i-1, i-1)
+	}
+	bomb.WriteString("  containers: [{image: busybox}]\n")
+	return bomb.String()
+}
+
+// mergeFanOut is a Pod whose containers merge a mapping reached through
+// 3^depth merge paths.
+func mergeFanOut(depth int) string {
+	var fan strings.Builder
+	fan.WriteString("kind: Pod\nx:\n  m0: &m0 {a: 1}\n")
+	for i := 1; i < depth; i++ {
+		fmt.Fprintf(&fan, "  m%d: &m%d {<<: [*m%d, *m%d, *m%d]}\n", i, i, i-1, i-1, i-1)
+	}
+	fmt.Fprintf(&fan, "spec:\n  containers:\n  - <<: *m%d\n    name: c\n    image: nginx\n  - <<: *m%d\n    name: d\n", depth-1, depth-1)
+	return fan.String()
+}
+
+// workOf runs f and returns the heap allocations it made (count and
+// bytes), a measure of work that does not depend on the machine's load.
+// The tests calling it are not parallel.
+func workOf(f func()) (mallocs, bytes uint64) {
+	runtime.GC()
+	var a, b runtime.MemStats
+	runtime.ReadMemStats(&a)
+	f()
+	runtime.ReadMemStats(&b)
+	return b.Mallocs - a.Mallocs, b.TotalAlloc - a.TotalAlloc
+}
+
+// TestHostileWorkIsLinear bounds the work of hostile inputs by operation
+// counts instead of time: growing an alias bomb or a merge fan-out by a few
+// levels multiplies its paths by 4^k or 3^k but must not multiply the
+// work; a scalar four times as long must cost at most about four times as
+// much (not sixteen).
+func TestHostileWorkIsLinear(t *testing.T) {
+	rewriteAll := func(in string, cfg rewrite.Config) func() {
+		return func() {
+			rw, _ := New(cfg)
+			if _, err := rw.RewriteBytes([]byte(in), "in.yaml"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, tt := range []struct {
+		name         string
+		small, large string
+		cfg          rewrite.Config
+		maxRatio     float64 // of allocations, large over small
+	}{
+		// 4^6 and 4^10 paths: exponential work would be 256 times more.
+		{"alias bomb 6 -> 10 levels", aliasBomb(6), aliasBomb(10), rewrite.Config{RewriteEmbedded: true}, 2},
+		// 3^6 and 3^12 paths: exponential work would be 729 times more.
+		{"merge fan-out 6 -> 12 levels", mergeFanOut(6), mergeFanOut(12), rewrite.Config{RewriteEmbedded: true}, 2},
+		// 1 MB and 4 MB: linear work is at most 4 times more, quadratic 16.
+		{"scalar 1 MB -> 4 MB", "kind: ConfigMap\ndata:\n  image: " + strings.Repeat("a", 1<<20) + "\n", "kind: ConfigMap\ndata:\n  image: " + strings.Repeat("a", 4<<20) + "\n", rewrite.Config{RewriteEmbedded: true}, 6},
+		{"image 1 MB -> 4 MB", "kind: Pod\nspec:\n  containers:\n  - image: ok/" + strings.Repeat("a", 1<<20) + "\n", "kind: Pod\nspec:\n  containers:\n  - image: ok/" + strings.Repeat("a", 4<<20) + "\n", rewrite.Config{SkipInvalid: true}, 6},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rewriteAll(tt.small, tt.cfg)() // warm up: one-time allocations
+			ms, bs := workOf(rewriteAll(tt.small, tt.cfg))
+			ml, bl := workOf(rewriteAll(tt.large, tt.cfg))
+			if r := float64(ml) / float64(ms); r > tt.maxRatio {
+				t.Errorf("allocations grew %.1f times (%d -> %d), want at most %.0f", r, ms, ml, tt.maxRatio)
+			}
+			if r := float64(bl) / float64(bs); r > tt.maxRatio {
+				t.Errorf("allocated bytes grew %.1f times (%d -> %d), want at most %.0f", r, bs, bl, tt.maxRatio)
+			}
+		})
+	}
+}
+
+// BenchmarkHostile times the hostile inputs of TestHostile.
+func BenchmarkHostile(b *testing.B) {
+	for _, bm := range []struct{ name, in string }{
+		{"alias-bomb-40", aliasBomb(40)},
+		{"merge-fan-out-60", mergeFanOut(60)},
+		{"flow-nesting-100000", hostileDeepFlow},
+		{"block-nesting-100000", hostileDeepBlock},
+		{"scalar-8MB", "kind: ConfigMap\ndata:\n  image: " + strings.Repeat("a", 8<<20) + "\n"},
+	} {
+		b.Run(bm.name, func(b *testing.B) {
+			data := []byte(bm.in)
+			b.SetBytes(int64(len(data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				rw, _ := New(rewrite.Config{})
+				_, _ = rw.RewriteBytes(data, "in.yaml")
 			}
 		})
 	}
@@ -161,27 +279,21 @@ func TestNoKindPassesThrough(t *testing.T) {
 }
 
 // TestMergeLoops: a mapping merged into itself, and a fan-out of merges,
-// end quickly.
+// end (a hang fails by go test's -timeout; TestHostileWorkIsLinear bounds
+// the fan-out's work) with every image found.
 func TestMergeLoops(t *testing.T) {
 	self := "kind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n      - &base\n        name: a\n        <<: *base\n        image: nginx\n      - <<: *base\n        name: b\n"
-	var fan strings.Builder
-	fan.WriteString("kind: Pod\nx:\n  m0: &m0 {a: 1}\n")
-	for i := 1; i < 60; i++ {
-		fmt.Fprintf(&fan, "  m%d: &m%d {<<: [*m%d, *m%d, *m%d]}\n", i, i, i-1, i-1, i-1)
-	}
-	fan.WriteString("spec:\n  containers:\n  - <<: *m59\n    name: c\n    image: nginx\n  - <<: *m59\n    name: d\n")
-	for name, in := range map[string]string{"self merge": self, "merge fan-out": fan.String()} {
-		t.Run(name, func(t *testing.T) {
+	for _, tt := range []struct {
+		name, in string
+		want     int // image occurrences
+	}{{"self merge", self, 2}, {"merge fan-out", mergeFanOut(60), 1}} {
+		t.Run(tt.name, func(t *testing.T) {
 			rw, _ := New(rewrite.Config{})
-			done := make(chan error, 1)
-			go func() { _, err := rw.RewriteBytes([]byte(in), "in.yaml"); done <- err }()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Fatal(err)
-				}
-			case <-time.After(20 * time.Second):
-				t.Fatal("did not finish within 20 s")
+			if _, err := rw.RewriteBytes([]byte(tt.in), "in.yaml"); err != nil {
+				t.Fatal(err)
+			}
+			if n := countOccurrences(rw.Images()); n != tt.want {
+				t.Errorf("%d image occurrences, want %d: %+v", n, tt.want, rw.Images())
 			}
 		})
 	}
@@ -229,23 +341,41 @@ func TestErrorCap(t *testing.T) {
 // TestEarlyStopDoesNotWaitForInput: once the error cap is reached, Rewrite
 // returns without waiting for the rest of a slow input. (The input holds
 // more than one batch: a partial batch waits for its input by design.)
+// The input never ends before Rewrite returns: a Rewrite that waits for it
+// hangs, and go test's -timeout fails it; no wall-clock deadline.
 func TestEarlyStopDoesNotWaitForInput(t *testing.T) {
 	var bad strings.Builder
 	for i := 0; i < 3*batchDocs; i++ {
 		bad.WriteString(pod("Bad") + "---\n")
 	}
-	pr, pw := io.Pipe()
-	defer pw.Close()
-	go pw.Write([]byte(bad.String())) // then the input stays open, like a terminal
+	in := &openInput{data: []byte(bad.String()), release: make(chan struct{})}
+	defer close(in.release)
 	rw, _ := New(rewrite.Config{})
-	done := make(chan error, 1)
-	go func() { done <- rw.Rewrite(io.Discard, pr, "in.yaml") }()
-	select {
-	case err := <-done:
-		if err == nil || !strings.Contains(err.Error(), "stopped after the first") {
-			t.Fatalf("err = %v", err)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("Rewrite waited for the input to end")
+	err := rw.Rewrite(io.Discard, in, "in.yaml")
+	if err == nil || !strings.Contains(err.Error(), "stopped after the first") {
+		t.Fatalf("err = %v", err)
 	}
+	// It stopped early: it did not need the whole input to decide.
+	if n := in.served.Load(); n == 0 || n > int64(len(in.data)) {
+		t.Errorf("read %d of %d bytes", n, len(in.data))
+	}
+}
+
+// openInput serves data, then blocks, like a terminal that stays open,
+// until release is closed.
+type openInput struct {
+	data    []byte
+	served  atomic.Int64
+	release chan struct{}
+}
+
+func (r *openInput) Read(p []byte) (int, error) {
+	off := r.served.Load()
+	if off >= int64(len(r.data)) {
+		<-r.release
+		return 0, io.EOF
+	}
+	n := copy(p, r.data[off:])
+	r.served.Add(int64(n))
+	return n, nil
 }

@@ -65,10 +65,11 @@ func (rw *Rewriter) Filter() kio.Filter {
 // (internal.config.kubernetes.io/path, config.kubernetes.io/path), and says
 // whether its node positions are lines of that file. kyaml's readers parse
 // each document of a file on its own, so positions are the document's:
-// lines of the file for its first document (index annotation 0) read from
-// the file itself (its root at column 1), not for later documents or for
-// the items of a ResourceList (positions in the list); then errors name
-// the file without a line. Without a path annotation the positions are
+// lines of the file for its first document (index annotation 0, as
+// kio.LocalPackageReader sets it, or no index: a stream read as the file,
+// as rehost-fn reads its files) read from the file itself (its root at
+// column 1), not for later documents or for the items of a ResourceList
+// (positions in the list); then errors name the file without a line. Without a path annotation the positions are
 // those of the stream kyaml read, "<input>".
 func location(rn *yaml.RNode) (file string, lines bool) {
 	p, index, err := kioutil.GetFileAnnotations(rn)

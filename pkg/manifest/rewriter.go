@@ -435,10 +435,14 @@ func (rw *Rewriter) process(d document, name string, write bool) result {
 	if len(res.errs) > 0 {
 		return res
 	}
-	edits, warns, errs := planEdits(&root, ms)
-	res.warns, res.errs = append(res.warns, warns...), append(res.errs, errs...)
-	if len(res.errs) > 0 {
-		return res
+	var edits []edit
+	if write { // only listing images: nothing to plan
+		var warns, errs []error
+		edits, warns, errs = planEdits(&root, ms)
+		res.warns, res.errs = append(res.warns, warns...), append(res.errs, errs...)
+		if len(res.errs) > 0 {
+			return res
+		}
 	}
 	if len(edits) > 0 && write {
 		out, err := spliceVerified(d.data, &root, edits)

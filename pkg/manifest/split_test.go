@@ -140,6 +140,14 @@ func TestTopLevelKind(t *testing.T) {
 		"kind: CustomResourceDefinition\n\n# c\nspec: {}\n":                   "CustomResourceDefinition",
 		"kind: A\nkind: B\n":                                                  "",
 		"spec:\n  kind: CustomResourceDefinition\n":                           "",
+		"\nkind: CustomResourceDefinition\n":                                  "CustomResourceDefinition",
+		"kind: azAZ09.-_\n":                                                   "azAZ09.-_",
+		"kind: a`\n":                                                          "",
+		"kind: a/\n":                                                          "",
+		"kind: a:\n":                                                          "",
+		"kind: a@\n":                                                          "",
+		"kind: a[\n":                                                          "",
+		"kind: a{\n":                                                          "",
 	} {
 		if got := topLevelKind([]byte(in)); got != want {
 			t.Errorf("topLevelKind(%q) = %q, want %q", in, got, want)

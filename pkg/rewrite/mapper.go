@@ -122,8 +122,10 @@ func pathSafeHost(h string) string {
 type exclusion struct {
 	host string // set for a host exclusion
 	// repos are repository prefixes, "docker.io/library/busybox". A Docker
-	// Hub prefix of one component ("busybox", "docker.io/bitnami") is
-	// ambiguous between an official image and a namespace, and matches both.
+	// Hub prefix of one component written with its host
+	// ("docker.io/bitnami") is ambiguous between an official image and a
+	// namespace, and matches both; without a host ("busybox") it is the
+	// official image.
 	repos []string
 }
 
@@ -144,8 +146,13 @@ func parseExclude(s string) (exclusion, error) {
 	}
 	host := normalizeHost(r.RegistryStr())
 	ex := exclusion{repos: []string{host + "/" + r.RepositoryStr()}}
-	if host == dockerHub && !strings.Contains(s, "library/") && !strings.Contains(strings.TrimPrefix(r.RepositoryStr(), "library/"), "/") {
-		// RepositoryStr added "library/"; the namespace reading drops it.
+	first, _, _ := strings.Cut(s, "/")
+	explicitHost := strings.ContainsAny(first, ".:") || first == "localhost"
+	if host == dockerHub && explicitHost && !strings.Contains(s, "library/") && !strings.Contains(strings.TrimPrefix(r.RepositoryStr(), "library/"), "/") {
+		// "docker.io/bitnami": a namespace or the official image bitnami
+		// (RepositoryStr added "library/"; the namespace reading drops
+		// it). A bare "busybox" is the official image, as docker pull
+		// reads it.
 		ex.repos = append(ex.repos, host+"/"+strings.TrimPrefix(r.RepositoryStr(), "library/"))
 	}
 	return ex, nil

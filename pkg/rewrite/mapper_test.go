@@ -40,6 +40,30 @@ func TestMap(t *testing.T) {
 		{name: "exclude prefix is component-wise", config: Config{Exclude: []string{"docker.io/library/busy"}}, in: "busybox:1.36", target: "sea.hub:5000/library/busybox:1.36", source: "docker.io/library/busybox:1.36", action: Rewritten},
 		{name: "exclude namespace", config: Config{Exclude: []string{"docker.io/bitnami"}}, in: "bitnami/redis:7.2", target: "docker.io/bitnami/redis:7.2", source: "docker.io/bitnami/redis:7.2", action: Excluded},
 		{name: "exclude docker hub by bare name", config: Config{Exclude: []string{"busybox"}}, in: "docker.io/library/busybox", target: "docker.io/library/busybox", source: "docker.io/library/busybox:latest", action: Excluded},
+		// An exclusion that names an official image ("library/") does not
+		// also match the Docker Hub namespace of the same name.
+		{name: "exclude official image spares the namespace", config: Config{Exclude: []string{"docker.io/library/busybox"}}, in: "docker.io/busybox/tool:1", target: "sea.hub:5000/busybox/tool:1", source: "docker.io/busybox/tool:1", action: Rewritten},
+		{name: "exclude library/ prefix spares the namespace", config: Config{Exclude: []string{"library/busybox"}}, in: "busybox/tool:1", target: "sea.hub:5000/busybox/tool:1", source: "docker.io/busybox/tool:1", action: Rewritten},
+		{name: "exclude index.docker.io official image spares the namespace", config: Config{Exclude: []string{"index.docker.io/library/busybox"}}, in: "busybox/tool:1", target: "sea.hub:5000/busybox/tool:1", source: "docker.io/busybox/tool:1", action: Rewritten},
+		{name: "exclude official image still matches it", config: Config{Exclude: []string{"docker.io/library/busybox"}}, in: "busybox", target: "docker.io/library/busybox", source: "docker.io/library/busybox:latest", action: Excluded},
+		// A bare name is the official image (as docker pull reads it), not
+		// the namespace; with its host, one component is ambiguous and
+		// matches both (README).
+		{name: "exclude bare name spares the namespace", config: Config{Exclude: []string{"busybox"}}, in: "busybox/tool:1", target: "sea.hub:5000/busybox/tool:1", source: "docker.io/busybox/tool:1", action: Rewritten},
+		{name: "exclude docker.io/name matches the namespace too", config: Config{Exclude: []string{"docker.io/bitnami"}}, in: "bitnami/redis:7", target: "docker.io/bitnami/redis:7", source: "docker.io/bitnami/redis:7", action: Excluded},
+		{name: "exclude docker.io/name matches the official image too", config: Config{Exclude: []string{"docker.io/bitnami"}}, in: "bitnami:1", target: "docker.io/library/bitnami:1", source: "docker.io/library/bitnami:1", action: Excluded},
+		// Host exclusions are normalised like image hosts.
+		{name: "exclude host in upper case", config: Config{Exclude: []string{"Quay.io"}}, in: "quay.io/team/app:1", target: "quay.io/team/app:1", source: "quay.io/team/app:1", action: Excluded},
+		{name: "exclude host in upper case spares other hosts", config: Config{Exclude: []string{"Quay.io"}}, in: "ghcr.io/team/app:1", target: "sea.hub:5000/team/app:1", source: "ghcr.io/team/app:1", action: Rewritten},
+		{name: "exclude index.docker.io matches docker hub official images", config: Config{Exclude: []string{"index.docker.io"}}, in: "nginx:1.25", target: "docker.io/library/nginx:1.25", source: "docker.io/library/nginx:1.25", action: Excluded},
+		{name: "exclude index.docker.io matches docker hub namespaces", config: Config{Exclude: []string{"index.docker.io"}}, in: "docker.io/bitnami/redis:7.2", target: "docker.io/bitnami/redis:7.2", source: "docker.io/bitnami/redis:7.2", action: Excluded},
+		{name: "exclude Docker.IO matches docker hub", config: Config{Exclude: []string{"Docker.IO"}}, in: "index.docker.io/library/nginx:1.25", target: "docker.io/library/nginx:1.25", source: "docker.io/library/nginx:1.25", action: Excluded},
+		{name: "exclude repository prefix with upper-case host", config: Config{Exclude: []string{"Quay.io/team"}}, in: "quay.io/team/app:1", target: "quay.io/team/app:1", source: "quay.io/team/app:1", action: Excluded},
+		// The target registry host is normalised: an image already under it
+		// is left alone, however the registry was spelled.
+		{name: "target host in upper case is normalised", config: Config{Registry: "Sea.Hub:5000/mirror"}, in: "nginx:1.25", target: "sea.hub:5000/mirror/library/nginx:1.25", source: "docker.io/library/nginx:1.25", action: Rewritten},
+		{name: "already under an upper-case target", config: Config{Registry: "Sea.Hub:5000/mirror"}, in: "sea.hub:5000/mirror/library/nginx:1.25", target: "sea.hub:5000/mirror/library/nginx:1.25", source: "sea.hub:5000/mirror/library/nginx:1.25", action: InTarget},
+		{name: "target index.docker.io is docker.io", config: Config{Registry: "index.docker.io/mirror"}, in: "docker.io/mirror/library/nginx:1.25", target: "docker.io/mirror/library/nginx:1.25", source: "docker.io/mirror/library/nginx:1.25", action: InTarget},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
