@@ -55,17 +55,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return json.NewEncoder(stdout).Encode(c)
 		},
 	}
-	fs := cmd.Flags()
-	fs.StringSliceVarP(&opts.Values.ValueFiles, "values", "f", nil, "values YAML file (repeatable)")
-	fs.StringArrayVar(&opts.Values.Values, "set", nil, "set values, key1=val1,key2=val2 (repeatable)")
-	fs.StringArrayVar(&opts.Values.StringValues, "set-string", nil, "set STRING values (repeatable)")
-	fs.StringArrayVar(&opts.Values.FileValues, "set-file", nil, "set values from files, key=path (repeatable)")
-	fs.StringVar(&opts.ReleaseName, "release-name", helm.DefaultReleaseName, "release name")
-	fs.StringVarP(&opts.Namespace, "namespace", "n", helm.DefaultNamespace, "release namespace")
-	fs.StringVar(&opts.KubeVersion, "kube-version", "", "Kubernetes version for Capabilities.KubeVersion")
-	fs.StringSliceVar(&opts.APIVersions, "api-versions", nil, "Kubernetes API versions for Capabilities.APIVersions (repeatable)")
-	fs.BoolVar(&includeCRDs, "include-crds", true, "include the CRDs of crds/ directories")
-	fs.BoolVar(&opts.SkipTests, "skip-tests", false, "leave out test hooks")
+	renderFlags(cmd.Flags(), &opts, &includeCRDs)
 	cmd.AddCommand(airgapCmd("values", stdout), airgapCmd("relocate", stdout))
 	cmd.SetArgs(args)
 	cmd.SetOut(stderr)
