@@ -216,10 +216,10 @@ func planEdits(root *yaml.Node, ms []mapped) (edits []edit, warns, errs []error)
 		if m.edit == nil {
 			continue
 		}
-		if imagePaths[m.field.pos] == nil {
-			imagePaths[m.field.pos] = map[string]bool{}
+		if imagePaths[m.field.place()] == nil {
+			imagePaths[m.field.place()] = map[string]bool{}
 		}
-		imagePaths[m.field.pos][m.field.Path] = true
+		imagePaths[m.field.place()][m.field.Path] = true
 	}
 	// shared reports whether place p is also reached along a path that is
 	// not an image field; it records the error or warning of ms[i].
@@ -244,7 +244,7 @@ func planEdits(root *yaml.Node, ms []mapped) (edits []edit, warns, errs []error)
 		if imagePaths[n] != nil { // the anchored (or only) place is an image field
 			ok := true
 			for _, i := range idx {
-				if ms[i].field.pos == n && shared(n, i) {
+				if ms[i].field.place() == n && shared(n, i) {
 					ok = false
 					break
 				}
@@ -271,7 +271,7 @@ func planEdits(root *yaml.Node, ms []mapped) (edits []edit, warns, errs []error)
 			}
 			i := idx[0]
 			for _, j := range idx {
-				if ms[j].field.pos == a {
+				if ms[j].field.place() == a {
 					i = j
 				}
 			}

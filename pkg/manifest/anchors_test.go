@@ -182,3 +182,22 @@ func assertSameMeaning(t *testing.T, want, got string) {
 		t.Errorf("%d values, want %d", len(b), len(a))
 	}
 }
+
+// TestAnchorsElsewhere: aliases elsewhere in a document change nothing for
+// the fields they do not touch: an operator's registry setting and an
+// image field are rewritten as without them.
+func TestAnchorsElsewhere(t *testing.T) {
+	in := "apiVersion: operator.tigera.io/v1\nkind: Installation\nmetadata:\n  name: &n default\n  labels: {name: *n}\nspec:\n  registry: quay.io/\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: &p web, labels: {app: *p}}\nspec:\n  containers: [{name: web, image: nginx:1.25}]\n"
+	want := strings.Replace(strings.Replace(in, "registry: quay.io/", "registry: sea.hub:5000/", 1), "image: nginx:1.25", "image: sea.hub:5000/library/nginx:1.25", 1)
+	rw, err := New(rewrite.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := rw.RewriteBytes([]byte(in), "in.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != want {
+		t.Errorf("got:\n%s\nwant:\n%s", got, want)
+	}
+}
