@@ -42,24 +42,7 @@ func TestEmbeddedCorpus(t *testing.T) {
 			found[fmt.Sprintf("%s\t%d\t%s", l.File, l.Line, l.Value)]++
 		}
 	}
-	tp, fp, fn := 0, 0, 0
-	var fps, fns []string
-	for k, n := range found {
-		m := min(n, truth[k].count)
-		tp += m
-		if n > m {
-			fp += n - m
-			fps = append(fps, k)
-		}
-	}
-	for k, e := range truth {
-		if miss := e.count - min(e.count, found[k]); miss > 0 {
-			fn += miss
-			fns = append(fns, k+"\t("+e.note+")")
-		}
-	}
-	sort.Strings(fps)
-	sort.Strings(fns)
+	tp, fp, fn, fps, fns := score(found, truth)
 	precision := float64(tp) / float64(tp+fp)
 	recall := float64(tp) / float64(tp+fn)
 	t.Logf("embedded references: %d labelled, %d reported, %d right: precision %.3f, recall %.3f", tp+fn, tp+fp, tp, precision, recall)
@@ -186,6 +169,30 @@ func readFile(t testing.TB, p string) []byte {
 	return data
 }
 
+// score compares the references found (file, line, value, with their
+// counts) with the labelled truth: true and false positives, misses, and
+// the keys of the false positives and of the misses (with their notes),
+// sorted.
+func score(found map[string]int, truth map[string]truthEntry) (tp, fp, fn int, fps, fns []string) {
+	for k, n := range found {
+		m := min(n, truth[k].count)
+		tp += m
+		if n > m {
+			fp += n - m
+			fps = append(fps, k)
+		}
+	}
+	for k, e := range truth {
+		if miss := e.count - min(e.count, found[k]); miss > 0 {
+			fn += miss
+			fns = append(fns, k+"\t("+e.note+")")
+		}
+	}
+	sort.Strings(fps)
+	sort.Strings(fns)
+	return tp, fp, fn, fps, fns
+}
+
 // Thresholds of TestEmbeddedCorpusNamed: what is listed and rewritten by
 // default must be images (a wrong one is a wrong rewrite nobody asked
 // for); recall is what the named rule alone reaches, the free-text
@@ -227,24 +234,7 @@ func TestEmbeddedCorpusNamed(t *testing.T) {
 			}
 		}
 	}
-	tp, fp, fn := 0, 0, 0
-	var fps, fns []string
-	for k, n := range found {
-		m := min(n, truth[k].count)
-		tp += m
-		if n > m {
-			fp += n - m
-			fps = append(fps, k)
-		}
-	}
-	for k, e := range truth {
-		if miss := e.count - min(e.count, found[k]); miss > 0 {
-			fn += miss
-			fns = append(fns, k+"\t("+e.note+")")
-		}
-	}
-	sort.Strings(fps)
-	sort.Strings(fns)
+	tp, fp, fn, fps, fns := score(found, truth)
 	precision := float64(tp) / float64(tp+fp)
 	recall := float64(tp) / float64(tp+fn)
 	t.Logf("default (named) embedded references: %d labelled, %d named (%d listed, %d rewritten without a tag), %d right: precision %.3f, recall %.3f", tp+fn, tp+fp, listed, tp+fp-listed, tp, precision, recall)
