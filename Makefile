@@ -5,19 +5,24 @@ BIN     ?= bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 LDFLAGS := -s -w -X main.version=$(VERSION)
 
-# The Go modules of this repository (go.work ties them together): the core,
-# the Helm renderer, the rehost-helm companion that links it, and the proof
-# that the Go post-renderer fits Helm 4 (which only that module links).
-MODULES  := . pkg/helm cmd/rehost-helm test/helm4compat
-PACKAGES := ./... ./pkg/helm/... ./cmd/rehost-helm/... ./test/helm4compat/...
+# The Go modules of this repository (go.work ties them together). The core
+# (.: pkg/rewrite, pkg/manifest, pkg/rendered) requires only a YAML parser
+# and says go 1.22, so that programs such as sealer can import it as they
+# are; each heavy dependency lives in a module of its own: kyaml (pkg/krmfn,
+# cmd/rehost-fn), go-containerregistry (pkg/mirror), Helm (pkg/helm,
+# cmd/rehost-helm), cobra (the commands); the test modules link what only
+# tests need (real binaries, ggcr's parser, Helm 4). docs/modules.md.
+MODULES  := . pkg/mirror pkg/krmfn pkg/helm cmd/rehost cmd/rehost-fn cmd/rehost-helm test/e2e test/helm4compat
+PACKAGES := ./... $(foreach m,$(filter-out .,$(MODULES)),./$(m)/...)
+BINARIES := ./cmd/rehost ./cmd/rehost-fn ./cmd/rehost-helm
 
-.PHONY: help build test e2e lint modules fuzz bench bench-data bench-peers mutate clean
+.PHONY: help build test e2e lint modules fuzz bench bench-data bench-peers mutate clean print-modules
 
 help: ## list targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
 build: ## build bin/rehost, bin/rehost-helm and bin/rehost-fn
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ ./cmd/... ./cmd/rehost-helm
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/ $(BINARIES)
 
 test: ## all tests with the race detector (end-to-end tests skip when helm/kustomize/registry are missing, except in CI)
 	$(GOTEST) -race -timeout 40m $(PACKAGES)
@@ -42,7 +47,7 @@ bench-data: ## generate the benchmark corpus under testdata/bench (git-ignored)
 
 bench: bench-data ## Go benchmarks and the side-by-side comparison with peers
 	mkdir -p $(BIN)
-	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./pkg/... ./pkg/helm/... | tee $(BIN)/bench.txt
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./pkg/... ./pkg/mirror/... ./pkg/krmfn/... ./pkg/helm/... | tee $(BIN)/bench.txt
 	./scripts/bench-peers.sh
 
 bench-peers: bench-data ## only the side-by-side comparison with peers (kustomize, kbld, ... when installed)
@@ -70,3 +75,6 @@ mutate: $(GREMLINS) ## mutation testing of pkg/rewrite and pkg/manifest with gre
 
 clean: ## remove build output
 	rm -rf $(BIN)
+
+print-modules: ## print the directories of the Go modules (for scripts)
+	@echo $(MODULES)

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/rehost/rehost/internal/output"
+	"github.com/rehost/rehost/cmd/rehost/internal/output"
 	"github.com/rehost/rehost/pkg/manifest"
 	"github.com/rehost/rehost/pkg/rewrite"
 	"github.com/spf13/cobra"

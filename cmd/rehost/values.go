@@ -9,7 +9,7 @@ import (
 	"os/exec"
 	"strings"
 
-	"github.com/rehost/rehost/internal/output"
+	"github.com/rehost/rehost/cmd/rehost/internal/output"
 	"github.com/rehost/rehost/pkg/rendered"
 	"github.com/spf13/cobra"
 )

@@ -5,9 +5,9 @@ import (
 	"strings"
 
 	"github.com/rehost/rehost/pkg/rendered"
+	"go.yaml.in/yaml/v3"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chartutil"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // annotationKeys are the Chart.yaml annotations that list a chart's

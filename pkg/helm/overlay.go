@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/rehost/rehost/pkg/rewrite"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
+	"go.yaml.in/yaml/v3"
 )
 
 // Values returns the overlay as a values tree: nested maps down to each

@@ -9,9 +9,9 @@ import (
 	"strings"
 
 	"github.com/rehost/rehost/pkg/rewrite"
+	"go.yaml.in/yaml/v3"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chartutil"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
 
 // Relocated is a chart written with its air-gap values merged in.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"sigs.k8s.io/kustomize/kyaml/yaml"
+	"go.yaml.in/yaml/v3"
 )
 
 // setYAML sets the value at path in a YAML values file by editing its

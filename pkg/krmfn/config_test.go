@@ -32,7 +32,7 @@ skipInvalid: true
 imageList: {configMapName: images}
 `, want: rewrite.Config{
 			APIVersion: rewrite.APIVersion, Kind: rewrite.Kind,
-			Metadata: &yaml.ObjectMeta{NameMeta: yaml.NameMeta{Name: "rehost"}, Annotations: map[string]string{
+			Metadata: &rewrite.ObjectMeta{Name: "rehost", Annotations: map[string]string{
 				"config.kubernetes.io/function": "{exec: {path: rehost, args: [fn]}}"}},
 			Registry: "sea.hub:5000/mirror", PathStyle: rewrite.PathStyleNest, Exclude: []string{"quay.io"},
 			SkipInvalid: true, ImageList: &rewrite.ImageListConfig{ConfigMapName: "images"},

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/rehost/rehost/pkg/krmfn"
+	"github.com/rehost/rehost/pkg/manifest"
+	"github.com/rehost/rehost/pkg/rewrite"
 	"sigs.k8s.io/kustomize/kyaml/fn/framework"
 	"sigs.k8s.io/kustomize/kyaml/kio"
 )
@@ -80,4 +82,28 @@ items:
 	os.Stdout.WriteString(err.Error() + "\n")
 	// Output:
 	// [error] v1/Pod/b spec.containers[0].image: image collision: docker.io/team/app (<input>:4: Pod a: spec.containers[0].image) and quay.io/team/app (<input>:5: Pod b: spec.containers[0].image) both map to sea.hub:5000/team/app; use path style nest (--path-style nest, pathStyle: nest) or exclude one of them
+}
+
+// In a kyaml pipeline of your own, Filter is the rehost step: the same
+// finder and mapping as manifest.Rewriter.Rewrite, on RNodes.
+func ExampleFilter() {
+	rw, err := manifest.New(rewrite.Config{Registry: "harbor.local/mirror"})
+	if err != nil {
+		panic(err)
+	}
+	err = kio.Pipeline{
+		Inputs:  []kio.Reader{&kio.ByteReader{Reader: strings.NewReader("kind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n      - image: ghcr.io/org/app:v2\n")}},
+		Filters: []kio.Filter{krmfn.Filter(rw)},
+		Outputs: []kio.Writer{kio.ByteWriter{Writer: os.Stdout}},
+	}.Execute()
+	if err != nil {
+		panic(err)
+	}
+	// Output:
+	// kind: Deployment
+	// spec:
+	//   template:
+	//     spec:
+	//       containers:
+	//       - image: harbor.local/mirror/org/app:v2
 }

@@ -46,7 +46,7 @@ func (Processor) Process(rl *framework.ResourceList) error {
 		return fail(rl, framework.Results{{Message: err.Error(), Severity: framework.Error, ResourceRef: ref(rl.FunctionConfig)}})
 	}
 
-	filter := rw.Filter()
+	filter := Filter(rw)
 	seen := occurrenceCursor{}
 	var errs framework.Results
 	first := len(rl.Results)

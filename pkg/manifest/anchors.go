@@ -6,7 +6,7 @@ import (
 	"regexp"
 	"strings"
 
-	"sigs.k8s.io/kustomize/kyaml/yaml"
+	"go.yaml.in/yaml/v3"
 )
 
 // Anchors and aliases let one node stand at several places of a document:

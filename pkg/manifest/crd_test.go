@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/rehost/rehost/pkg/rewrite"
-	"sigs.k8s.io/kustomize/kyaml/kio"
 )
 
 // crdJSON is a CustomResourceDefinition written as JSON: its quoted "kind"
@@ -109,11 +108,7 @@ func TestCRDNeverSearched(t *testing.T) {
 	for _, crd := range []string{crdJSON, crdYAML} {
 		rw := mustNew(t, rewrite.Config{RewriteEmbedded: true})
 		var out bytes.Buffer
-		err := kio.Pipeline{
-			Inputs:  []kio.Reader{&kio.ByteReader{Reader: strings.NewReader(crd + "---\n" + widget), OmitReaderAnnotations: true}},
-			Filters: []kio.Filter{rw.Filter()},
-			Outputs: []kio.Writer{&kio.ByteWriter{Writer: &out}},
-		}.Execute()
+		err := rewriteNodes(rw, crd+"---\n"+widget, &out)
 		if err != nil {
 			t.Fatal(err)
 		}

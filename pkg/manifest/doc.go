@@ -10,6 +10,9 @@
 // their original quoting style. Documents are processed on all cores and
 // written in input order; memory holds a few documents at a time.
 //
-// The same finder and mapper serve kyaml pipelines through
-// [Rewriter.Filter], a kio.Filter that edits RNodes in place.
+// The same finder and mapper serve pipelines that parse for themselves
+// through [Rewriter.RewriteNode], which edits a yaml.Node in place; package
+// krmfn wraps it as a kio.Filter for kyaml pipelines. This package needs no
+// kyaml: its YAML nodes are go.yaml.in/yaml/v3's, the type kyaml's
+// yaml.Node aliases.
 package manifest

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/rehost/rehost/pkg/rewrite"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
+	"go.yaml.in/yaml/v3"
 )
 
 // duplicate is a key written more than once in one mapping whose values

@@ -8,7 +8,7 @@ import (
 
 	"github.com/rehost/rehost/pkg/manifest"
 	"github.com/rehost/rehost/pkg/rewrite"
-	"sigs.k8s.io/kustomize/kyaml/kio"
+	"go.yaml.in/yaml/v3"
 )
 
 func ExampleRewriter_Rewrite() {
@@ -41,17 +41,24 @@ spec:
 	// [docker.io/library/nginx:1.25]
 }
 
-func ExampleRewriter_Filter() {
+// A pipeline that parses for itself (kyaml's, sealer's) hands each object
+// to RewriteNode; package krmfn's kio filter does exactly this.
+func ExampleRewriter_RewriteNode() {
 	rw, err := manifest.New(rewrite.Config{Registry: "harbor.local/mirror"})
 	if err != nil {
 		panic(err)
 	}
-	err = kio.Pipeline{
-		Inputs:  []kio.Reader{&kio.ByteReader{Reader: strings.NewReader("kind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n      - image: ghcr.io/org/app:v2\n")}},
-		Filters: []kio.Filter{rw.Filter()},
-		Outputs: []kio.Writer{kio.ByteWriter{Writer: os.Stdout}},
-	}.Execute()
-	if err != nil {
+	var doc yaml.Node
+	if err := yaml.Unmarshal([]byte("kind: Deployment\nspec:\n  template:\n    spec:\n      containers:\n      - image: ghcr.io/org/app:v2\n"), &doc); err != nil {
+		panic(err)
+	}
+	if err := rw.RewriteNode(&doc, "deploy.yaml", true); err != nil {
+		panic(err)
+	}
+	enc := yaml.NewEncoder(os.Stdout)
+	enc.SetIndent(2)
+	enc.CompactSeqIndent()
+	if err := enc.Encode(&doc); err != nil {
 		panic(err)
 	}
 	// Output:

@@ -7,7 +7,7 @@ import (
 	"sync"
 
 	"github.com/rehost/rehost/pkg/rewrite"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
+	"go.yaml.in/yaml/v3"
 )
 
 // Field is an image reference found in an object: an image field, the

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/rehost/rehost/pkg/rewrite"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
+	"go.yaml.in/yaml/v3"
 )
 
 // issue11Seed is an image field whose value is an alias of an anchor on a

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"sigs.k8s.io/kustomize/kyaml/yaml"
+	"go.yaml.in/yaml/v3"
 )
 
 // Insertions add a field that is absent: a registry setting an operator

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/rehost/rehost/pkg/rewrite"
-	"sigs.k8s.io/kustomize/kyaml/kio"
 )
 
 // settingLines lists "field source -> target [added] (action)" for settings.
@@ -288,7 +287,7 @@ spec:
 			// The kio filter (the KRM function) finds and sets the same.
 			kr, _ := New(tt.cfg)
 			var kout strings.Builder
-			err = kio.Pipeline{Inputs: []kio.Reader{&kio.ByteReader{Reader: strings.NewReader(tt.in), OmitReaderAnnotations: true}}, Filters: []kio.Filter{kr.Filter()}, Outputs: []kio.Writer{kio.ByteWriter{Writer: &kout}}}.Execute()
+			err = rewriteNodes(kr, tt.in, &kout)
 			if err != nil {
 				t.Fatal(err)
 			}

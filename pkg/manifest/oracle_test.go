@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/rehost/rehost/pkg/rewrite"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
+	"go.yaml.in/yaml/v3"
 )
 
 // This file is the fuzz targets' oracle. It does not use the code under

@@ -14,7 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rehost/rehost/pkg/rewrite"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
+	"go.yaml.in/yaml/v3"
 )
 
 // maxErrors is how many input errors a run collects before it stops.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"sigs.k8s.io/kustomize/kyaml/yaml"
+	"go.yaml.in/yaml/v3"
 )
 
 // edit replaces the value of a scalar node in a document's bytes (whole),

@@ -8,8 +8,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
+	"go.yaml.in/yaml/v3"
 )
 
 // Config kind and apiVersion, as accepted in a config file and as a KRM
@@ -103,9 +102,9 @@ const (
 //	- {group: example.com, kind: Widget, path: spec.runner.image}
 //	rewriteEmbedded: false
 type Config struct {
-	APIVersion string           `yaml:"apiVersion,omitempty" json:"apiVersion,omitempty"`
-	Kind       string           `yaml:"kind,omitempty" json:"kind,omitempty"`
-	Metadata   *yaml.ObjectMeta `yaml:"metadata,omitempty" json:"metadata,omitempty"`
+	APIVersion string      `yaml:"apiVersion,omitempty" json:"apiVersion,omitempty"`
+	Kind       string      `yaml:"kind,omitempty" json:"kind,omitempty"`
+	Metadata   *ObjectMeta `yaml:"metadata,omitempty" json:"metadata,omitempty"`
 
 	// Registry is the target, "host[:port]" or "host[:port]/prefix".
 	// Empty means DefaultRegistry.
@@ -140,6 +139,15 @@ type Config struct {
 	// a ConfigMap that carries the image list. Off by default; the other
 	// commands ignore it.
 	ImageList *ImageListConfig `yaml:"imageList,omitempty" json:"imageList,omitempty"`
+}
+
+// ObjectMeta is the metadata of a RewriteConfig written as a Kubernetes
+// object (a KRM functionConfig): rehost reads none of it.
+type ObjectMeta struct {
+	Name        string            `yaml:"name,omitempty" json:"name,omitempty"`
+	Namespace   string            `yaml:"namespace,omitempty" json:"namespace,omitempty"`
+	Labels      map[string]string `yaml:"labels,omitempty" json:"labels,omitempty"`
+	Annotations map[string]string `yaml:"annotations,omitempty" json:"annotations,omitempty"`
 }
 
 // ImageListConfig says where the KRM function puts the image list: a
@@ -264,7 +272,7 @@ func splitRegistry(s string) (host, prefix string, err error) {
 		return "", "", fmt.Errorf("%q: want host[:port][/prefix] without a scheme", s)
 	}
 	host, prefix, _ = strings.Cut(s, "/")
-	if _, err := name.NewRegistry(host, name.StrictValidation); err != nil {
+	if err := checkHost(host); err != nil {
 		return "", "", fmt.Errorf("%q: %v", s, err)
 	}
 	if prefix != "" {

@@ -1,10 +1,10 @@
 package rewrite
 
 import (
+	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/google/go-containerregistry/pkg/name"
+	"unicode/utf8"
 )
 
 // Action says what the mapping did to an image.
@@ -80,8 +80,8 @@ func (m *Mapper) MapRef(src Ref) (Mapping, error) {
 	if m.prefix != "" {
 		path = m.prefix + "/" + path
 	}
-	if _, err := name.NewRepository(m.host + "/" + path); err != nil {
-		return Mapping{}, &InvalidReferenceError{Value: src.String(), Reason: fmt.Sprintf("target repository %s/%s: %v", m.host, path, err)}
+	if n := utf8.RuneCountInString(path); n > 255 {
+		return Mapping{}, &InvalidReferenceError{Value: src.String(), Reason: fmt.Sprintf("target repository %s/%s: repository must be between 1 and 255 characters in length", m.host, path)}
 	}
 	target := Ref{Registry: m.host, Repository: path, Tag: src.Tag, Digest: src.Digest}
 	return m.pin(Mapping{Source: src, Target: target, Action: Rewritten})
@@ -103,10 +103,12 @@ func (m *Mapper) Root() string {
 // Style is the path style.
 func (m *Mapper) Style() PathStyle { return m.style }
 
-// normalizeHost lower-cases a registry host and spells Docker Hub "docker.io".
+// normalizeHost lower-cases a registry host and spells Docker Hub
+// "docker.io", as the reference grammar does, also where it was written
+// "index.docker.io".
 func normalizeHost(h string) string {
 	h = strings.ToLower(h)
-	if h == name.DefaultRegistry {
+	if h == "index.docker.io" {
 		return dockerHub
 	}
 	return h
@@ -135,25 +137,32 @@ func parseExclude(s string) (exclusion, error) {
 		return exclusion{}, fmt.Errorf("empty exclusion")
 	}
 	if !strings.Contains(s, "/") && (s == "localhost" || strings.ContainsAny(s, ".:")) {
-		if _, err := name.NewRegistry(s, name.StrictValidation); err != nil {
+		if err := checkHost(s); err != nil {
 			return exclusion{}, fmt.Errorf("%q: %v", s, err)
 		}
 		return exclusion{host: normalizeHost(s)}, nil
 	}
-	r, err := name.NewRepository(s)
+	r, err := ParseRef(s)
+	if err == nil && (r.Tag != "" || r.Digest != "") {
+		err = fmt.Errorf("a tag or digest names an image, not a repository")
+	}
 	if err != nil {
+		var ie *InvalidReferenceError
+		if errors.As(err, &ie) {
+			err = errors.New(ie.Reason)
+		}
 		return exclusion{}, fmt.Errorf("%q: want a registry host or a repository prefix: %v", s, err)
 	}
-	host := normalizeHost(r.RegistryStr())
-	ex := exclusion{repos: []string{host + "/" + r.RepositoryStr()}}
+	host := r.Registry
+	ex := exclusion{repos: []string{r.RepositoryName()}}
 	first, _, _ := strings.Cut(s, "/")
 	explicitHost := strings.ContainsAny(first, ".:") || first == "localhost"
-	if host == dockerHub && explicitHost && !strings.Contains(s, "library/") && !strings.Contains(strings.TrimPrefix(r.RepositoryStr(), "library/"), "/") {
+	if host == dockerHub && explicitHost && !strings.Contains(s, "library/") && !strings.Contains(strings.TrimPrefix(r.Repository, "library/"), "/") {
 		// "docker.io/bitnami": a namespace or the official image bitnami
-		// (RepositoryStr added "library/"; the namespace reading drops
+		// (ParseRef added "library/"; the namespace reading drops
 		// it). A bare "busybox" is the official image, as docker pull
 		// reads it.
-		ex.repos = append(ex.repos, host+"/"+strings.TrimPrefix(r.RepositoryStr(), "library/"))
+		ex.repos = append(ex.repos, host+"/"+strings.TrimPrefix(r.Repository, "library/"))
 	}
 	return ex, nil
 }

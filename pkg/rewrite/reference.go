@@ -4,28 +4,40 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-
-	"github.com/google/go-containerregistry/pkg/name"
+	"unicode/utf8"
 )
 
-// dockerHub is how rehost spells Docker Hub in image lists and targets.
-// go-containerregistry normalises it to "index.docker.io"; users and sealer
-// write "docker.io".
+// dockerHub is how rehost spells Docker Hub in image lists and targets, as
+// docker and containerd normalise it; "index.docker.io" is the same
+// registry.
 const dockerHub = "docker.io"
 
-// validHost is the domain of the distribution reference grammar (which
-// go-containerregistry's weak validation does not enforce): dot-separated
-// labels of letters, digits and inner hyphens, or a bracketed IPv6 address,
-// with an optional port.
+// validHost is the domain of the distribution reference grammar:
+// dot-separated labels of letters, digits and inner hyphens, or a
+// bracketed IPv6 address, with an optional port.
 var validHost = regexp.MustCompile(`^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\[[0-9a-fA-F:.]+\])(?::[0-9]+)?$`)
 
 // validComponent is a repository path component and validTag a tag of the
-// distribution reference grammar; go-containerregistry checks only their
-// characters.
+// distribution reference grammar.
 var (
 	validComponent = regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$`)
 	validTag       = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
 )
+
+// repositoryChars are the characters of a repository path.
+const repositoryChars = "abcdefghijklmnopqrstuvwxyz0123456789_-./"
+
+// digestHexLen is the length of the hex encoding of each digest algorithm
+// the OCI image spec registers.
+var digestHexLen = map[string]int{"sha256": 64, "sha384": 96, "sha512": 128}
+
+// checkHost checks a registry host ("sea.hub:5000", "localhost", "[::1]:5000").
+func checkHost(host string) error {
+	if !validHost.MatchString(host) {
+		return fmt.Errorf("registry host %q is not a domain name, IP address or localhost, with an optional port", host)
+	}
+	return nil
+}
 
 // checkPath checks every component of a repository path.
 func checkPath(path string) error {
@@ -33,6 +45,23 @@ func checkPath(path string) error {
 		if !validComponent.MatchString(c) {
 			return fmt.Errorf("repository path component %q of %q must be lower-case letters and digits, separated by '.', '_', '__' or '-'", c, path)
 		}
+	}
+	return nil
+}
+
+// checkDigest checks "algorithm:hex": a registered algorithm and its
+// length of lower-case hex digits.
+func checkDigest(d string) error {
+	alg, hex, ok := strings.Cut(d, ":")
+	if !ok || alg == "" || hex == "" {
+		return fmt.Errorf("digest %q: want algorithm:hex, like sha256:<64 hex digits>", d)
+	}
+	n, known := digestHexLen[alg]
+	if !known {
+		return fmt.Errorf("digest %q: unsupported algorithm %q (want sha256, sha384 or sha512)", d, alg)
+	}
+	if len(hex) != n || strings.IndexFunc(hex, func(r rune) bool { return !('0' <= r && r <= '9' || 'a' <= r && r <= 'f') }) >= 0 {
+		return fmt.Errorf("digest %q: want %d lower-case hex digits after %s:", d, n, alg)
 	}
 	return nil
 }
@@ -51,48 +80,80 @@ type Ref struct {
 	Digest string
 }
 
-// ParseRef parses an image reference as a container runtime would,
-// using go-containerregistry's name package. It accepts a tag, a digest, or
-// both ("repo:tag@sha256:…").
+// ParseRef parses an image reference as a container runtime would: the
+// distribution reference grammar (the one docker and containerd use),
+// with Docker Hub's normalisation ("nginx" is "docker.io/library/nginx";
+// "index.docker.io" is "docker.io"). It accepts a tag, a digest (sha256,
+// sha384 or sha512), or both ("repo:tag@sha256:…"), and keeps them as
+// written. The first path component is the registry host when it is
+// "localhost" or holds a '.' or ':'.
+//
+// It is written here rather than taken from a library so that the core
+// module requires no reference parser: go-containerregistry's pkg/name
+// would bring its whole module (docker/cli, image-spec, …) to every
+// importer, and github.com/distribution/reference accepts sha384 and
+// sha512 digests only in programs that link crypto/sha512 (go-digest's
+// process-wide algorithm registry) and reads an invalid host such as
+// "bad_host.io/x" as a path without a registry. The test module
+// test/parity holds it equal to go-containerregistry's parser with the
+// grammar checks rehost made on top, on the corpora and by fuzzing.
 func ParseRef(s string) (Ref, error) {
-	if s == "" {
-		return Ref{}, &InvalidReferenceError{Value: s, Reason: "empty image reference"}
+	bad := func(reason string) (Ref, error) {
+		return Ref{}, &InvalidReferenceError{Value: s, Reason: reason}
 	}
-	if strings.Contains(s, "{{") {
+	switch {
+	case s == "":
+		return bad("empty image reference")
+	case strings.Contains(s, "{{"):
 		return Ref{}, &InvalidReferenceError{Value: s, Reason: "unrendered Helm template", Hint: "render the chart first: pass the chart directory to rehost instead of its templates"}
+	case strings.TrimSpace(s) != s:
+		return bad("leading or trailing white space")
 	}
-	if strings.TrimSpace(s) != s {
-		return Ref{}, &InvalidReferenceError{Value: s, Reason: "leading or trailing white space"}
-	}
-	base, digest, hasDigest := strings.Cut(s, "@")
-	var repo name.Repository
-	var tag string
+	name, digest, hasDigest := strings.Cut(s, "@")
 	if hasDigest {
-		d, err := name.NewDigest(s)
-		if err != nil {
-			return Ref{}, &InvalidReferenceError{Value: s, Reason: err.Error()}
+		if strings.Contains(digest, "@") {
+			return bad("a digest must contain exactly one '@' separator (e.g. registry/repository@digest)")
 		}
-		repo, digest = d.Context(), d.DigestStr()
+		if err := checkDigest(digest); err != nil {
+			return bad(err.Error())
+		}
 	}
-	// An empty default tag tells us whether a tag was written at all.
-	t, err := name.NewTag(base, name.WithDefaultTag(""))
-	if err != nil {
-		return Ref{}, &InvalidReferenceError{Value: s, Reason: err.Error()}
+	var tag string
+	if i := strings.LastIndexByte(name, ':'); i >= 0 && !strings.Contains(name[i+1:], "/") {
+		name, tag = name[:i], name[i+1:]
+		switch {
+		case tag == "":
+			return bad("a tag name must follow the colon")
+		case !validTag.MatchString(tag):
+			return bad(fmt.Sprintf("tag %q must start with a letter, digit or _ and have at most 128 characters", tag))
+		}
 	}
-	if !hasDigest {
-		repo = t.Context()
+	if name == "" {
+		return bad("a repository name must be specified")
 	}
-	tag = t.TagStr()
-	if host := repo.RegistryStr(); !validHost.MatchString(host) {
-		return Ref{}, &InvalidReferenceError{Value: s, Reason: fmt.Sprintf("registry host %q is not a domain name, IP address or localhost, with an optional port", host)}
+	host, path := "", name
+	if first, rest, ok := strings.Cut(name, "/"); ok && (first == "localhost" || strings.ContainsAny(first, ".:")) {
+		host, path = first, rest
 	}
-	if err := checkPath(repo.RepositoryStr()); err != nil {
-		return Ref{}, &InvalidReferenceError{Value: s, Reason: err.Error()}
+	if n := utf8.RuneCountInString(path); n < 1 || n > 255 {
+		return bad("repository must be between 1 and 255 characters in length: " + path)
 	}
-	if tag != "" && !validTag.MatchString(tag) {
-		return Ref{}, &InvalidReferenceError{Value: s, Reason: fmt.Sprintf("tag %q must start with a letter, digit or _ and have at most 128 characters", tag)}
+	if strings.IndexFunc(path, func(r rune) bool { return !strings.ContainsRune(repositoryChars, r) }) >= 0 {
+		return bad("repository can only contain the characters `" + repositoryChars + "`: " + path)
 	}
-	return Ref{Registry: normalizeHost(repo.RegistryStr()), Repository: repo.RepositoryStr(), Tag: tag, Digest: digest}, nil
+	if host == "" {
+		host = dockerHub
+	} else if err := checkHost(host); err != nil {
+		return bad(err.Error())
+	}
+	host = normalizeHost(host)
+	if host == dockerHub && !strings.Contains(path, "/") {
+		path = "library/" + path
+	}
+	if err := checkPath(path); err != nil {
+		return bad(err.Error())
+	}
+	return Ref{Registry: host, Repository: path, Tag: tag, Digest: digest}, nil
 }
 
 // RepositoryName is the fully qualified repository, "docker.io/library/nginx".

@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 	binDir = dir
 	_, here, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(here), "..", "..")
-	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "./cmd/...", "./cmd/rehost-helm")
+	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "./cmd/rehost", "./cmd/rehost-fn", "./cmd/rehost-helm")
 	build.Dir = root
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {

@@ -12,7 +12,7 @@ import (
 	"github.com/rehost/rehost/internal/benchdata/corpus"
 	"github.com/rehost/rehost/pkg/manifest"
 	"github.com/rehost/rehost/pkg/rewrite"
-	"sigs.k8s.io/kustomize/kyaml/yaml"
+	"go.yaml.in/yaml/v3"
 )
 
 func generate(t *testing.T, size, seed int64) ([]byte, corpus.Stats) {
@@ -88,15 +88,21 @@ func TestDocumentsParse(t *testing.T) {
 			t.Fatalf("document %d: %v", n+1, err)
 		}
 		n++
-		rn := yaml.NewRNode(&doc)
-		m, err := rn.GetMeta()
-		if err != nil {
+		var m struct {
+			APIVersion string `yaml:"apiVersion"`
+			Kind       string `yaml:"kind"`
+			Metadata   struct {
+				Name      string `yaml:"name"`
+				Namespace string `yaml:"namespace"`
+			} `yaml:"metadata"`
+		}
+		if err := doc.Decode(&m); err != nil {
 			t.Fatalf("document %d: %v", n, err)
 		}
-		if m.Kind == "" || m.Name == "" {
-			t.Errorf("document %d: kind %q name %q", n, m.Kind, m.Name)
+		if m.Kind == "" || m.Metadata.Name == "" {
+			t.Errorf("document %d: kind %q name %q", n, m.Kind, m.Metadata.Name)
 		}
-		id := m.APIVersion + "/" + m.Kind + "/" + m.Namespace + "/" + m.Name
+		id := m.APIVersion + "/" + m.Kind + "/" + m.Metadata.Namespace + "/" + m.Metadata.Name
 		if ids[id] {
 			t.Errorf("document %d: duplicate resource %s", n, id)
 		}

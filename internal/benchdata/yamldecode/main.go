@@ -11,7 +11,7 @@ import (
 	"io"
 	"os"
 
-	"sigs.k8s.io/kustomize/kyaml/yaml"
+	"go.yaml.in/yaml/v3"
 )
 
 func main() {
