@@ -2,6 +2,7 @@ package rewrite
 
 import (
 	"fmt"
+	"net/netip"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -33,7 +34,13 @@ var digestHexLen = map[string]int{"sha256": 64, "sha384": 96, "sha512": 128}
 
 // checkHost checks a registry host ("sea.hub:5000", "localhost", "[::1]:5000").
 func checkHost(host string) error {
-	if !validHost.MatchString(host) {
+	ok := validHost.MatchString(host)
+	if ok && strings.HasPrefix(host, "[") {
+		// An IP literal is an IPv6 address (RFC 3986).
+		addr, err := netip.ParseAddr(host[1:strings.IndexByte(host, ']')])
+		ok = err == nil && addr.Is6()
+	}
+	if !ok {
 		return fmt.Errorf("registry host %q is not a domain name, IP address or localhost, with an optional port", host)
 	}
 	return nil
@@ -146,10 +153,13 @@ func ParseRef(s string) (Ref, error) {
 	} else if err := checkHost(host); err != nil {
 		return bad(err.Error())
 	}
-	host = normalizeHost(host)
-	if host == dockerHub && !strings.Contains(path, "/") {
+	// Official images get "library/" only where Docker Hub is spelled as
+	// docker and containerd spell it (case and all); "Docker.IO/nginx"
+	// stays a one-component path, as they read it.
+	if (host == dockerHub || host == "index.docker.io") && !strings.Contains(path, "/") {
 		path = "library/" + path
 	}
+	host = normalizeHost(host)
 	if err := checkPath(path); err != nil {
 		return bad(err.Error())
 	}
