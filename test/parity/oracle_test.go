@@ -80,7 +80,6 @@ func ggcrParseRef(s string) (rewrite.Ref, error) {
 	return rewrite.Ref{Registry: normalizeHost(repo.RegistryStr()), Repository: repo.RepositoryStr(), Tag: tag, Digest: digest}, nil
 }
 
-
 // normalizeHost lower-cases a registry host and spells Docker Hub "docker.io".
 func normalizeHost(h string) string {
 	h = strings.ToLower(h)
