@@ -66,24 +66,39 @@ func needTool(t *testing.T, name string) string {
 	return ""
 }
 
-// needHelm4 returns the path of a Helm 4 binary, named by the HELM4
-// environment variable: Helm 4 is also called helm, so .ci/run installs it
-// into a directory of its own instead of PATH, where it would shadow Helm 3.
-// It skips the test when HELM4 is unset, or fails it in CI.
+// needHelm4 returns the path of a Helm 4 binary. Helm 4 is also called
+// helm, so users who keep Helm 3 install it under another name: it is the
+// binary the HELM4 environment variable names, else `helm4` on PATH, else
+// `helm` on PATH when that one is Helm 4. It skips the test when none is
+// found, saying where it looked, or fails it in CI (.ci/run installs Helm 4
+// as helm4).
 func needHelm4(t *testing.T) string {
 	t.Helper()
-	p := os.Getenv("HELM4")
+	p, how := os.Getenv("HELM4"), "HELM4="
 	if p == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("HELM4 is not set: .ci/run installs Helm 4 and sets it; CI must not skip end-to-end tests")
+		if lp, err := exec.LookPath("helm4"); err == nil {
+			p, how = lp, "helm4 on PATH: "
+		} else if lp, err := exec.LookPath("helm"); err == nil && isHelm4(lp) {
+			p, how = lp, "helm on PATH: "
 		}
-		t.Skip("HELM4 is not set: set it to a Helm 4 binary (see .ci/run) to run this end-to-end test")
 	}
-	out, err := exec.Command(p, "version", "--short").Output()
-	if err != nil || !bytes.HasPrefix(out, []byte("v4.")) {
-		t.Fatalf("HELM4=%s is not Helm 4: %q, %v", p, out, err)
+	if p == "" {
+		msg := "no Helm 4 found: set HELM4 to a Helm 4 binary, or put it on PATH as helm4 (GOBIN=$(mktemp -d) go install helm.sh/helm/v4/cmd/helm@v4.3.1, then copy it to helm4) to run this end-to-end test"
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg + "; CI must not skip end-to-end tests")
+		}
+		t.Skip(msg)
+	}
+	if !isHelm4(p) {
+		t.Fatalf("%s%s is not Helm 4 (helm version --short does not start with v4.)", how, p)
 	}
 	return p
+}
+
+// isHelm4 says whether the helm binary at p is Helm 4.
+func isHelm4(p string) bool {
+	out, err := exec.Command(p, "version", "--short").Output()
+	return err == nil && bytes.HasPrefix(out, []byte("v4."))
 }
 
 // run runs a command and returns its stdout; it fails the test, showing
@@ -107,4 +122,36 @@ func runErr(stdin []byte, name string, args ...string) (stdout, stderr []byte, e
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err = cmd.Run()
 	return o.Bytes(), e.Bytes(), err
+}
+
+// TestNeedHelm4 pins how the end-to-end tests find Helm 4: HELM4 first,
+// then helm4 on PATH, then a helm on PATH that is Helm 4.
+func TestNeedHelm4(t *testing.T) {
+	fake := func(dir, name, version string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("#!/bin/sh\necho "+version+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	d4, d3, dboth := t.TempDir(), t.TempDir(), t.TempDir()
+	helm4 := fake(d4, "helm", "v4.3.1+g0")
+	fake(d3, "helm", "v3.22.0+g0")
+	named := fake(dboth, "helm4", "v4.3.1+g0")
+	fake(dboth, "helm", "v3.22.0+g0")
+	for _, tt := range []struct {
+		name, env, path, want string
+	}{
+		{"HELM4", helm4, d3, helm4},
+		{"helm4 on PATH beside Helm 3", "", dboth, named},
+		{"helm on PATH is Helm 4", "", d4, helm4},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("HELM4", tt.env)
+			t.Setenv("PATH", tt.path)
+			if got := needHelm4(t); got != tt.want {
+				t.Errorf("needHelm4 = %s, want %s", got, tt.want)
+			}
+		})
+	}
 }
