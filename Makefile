@@ -11,8 +11,9 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 # are; each heavy dependency lives in a module of its own: kyaml (pkg/krmfn,
 # cmd/rehost-fn), go-containerregistry (pkg/mirror), Helm (pkg/helm,
 # cmd/rehost-helm), cobra (the commands); the test modules link what only
-# tests need (real binaries, ggcr's parser, Helm 4). docs/modules.md.
-MODULES  := . pkg/mirror pkg/krmfn pkg/helm cmd/rehost cmd/rehost-fn cmd/rehost-helm test/e2e test/helm4compat test/parity
+# tests need (real binaries, ggcr's parser, Helm 4, every module for the
+# documentation's programs). docs/modules.md.
+MODULES  := . pkg/mirror pkg/krmfn pkg/helm cmd/rehost cmd/rehost-fn cmd/rehost-helm test/docs test/e2e test/helm4compat test/parity
 PACKAGES := ./... $(foreach m,$(filter-out .,$(MODULES)),./$(m)/...)
 BINARIES := ./cmd/rehost ./cmd/rehost-fn ./cmd/rehost-helm
 

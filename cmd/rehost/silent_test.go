@@ -129,7 +129,7 @@ func TestImageListStdout(t *testing.T) {
 }
 
 // TestOutputDirStdin: with --output-dir, standard input is written to
-// DIR/stdin.yaml, as the README says.
+// DIR/stdin.yaml, as docs/cli.md says.
 func TestOutputDirStdin(t *testing.T) {
 	dir := t.TempDir()
 	if _, errOut, code := rehost(t, podNginx, "rewrite", "--output-dir", dir+"/out"); code != 0 {

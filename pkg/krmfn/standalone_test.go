@@ -66,7 +66,7 @@ func TestStandaloneError(t *testing.T) {
 // ResourceList, single-quotes any value holding ":", whether the function
 // touched it or not (the untouched args below): that is the
 // serialization of kyaml and of every orchestrator built on it, documented
-// in the README, not a choice of the function.
+// in docs/kustomize.md, not a choice of the function.
 func TestQuotingStyle(t *testing.T) {
 	in := `apiVersion: config.kubernetes.io/v1
 kind: ResourceList

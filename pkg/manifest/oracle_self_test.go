@@ -7,7 +7,7 @@ import (
 	"github.com/rehost/rehost/pkg/rewrite"
 )
 
-// TestRefModel pins the reference model against the README's mapping
+// TestRefModel pins the reference model against docs/mapping.md's mapping
 // table, so the fuzz oracle's expectation does not drift.
 func TestRefModel(t *testing.T) {
 	m, _ := newRefModel(rewrite.Config{})

@@ -14,11 +14,11 @@ import (
 
 // This file is the fuzz targets' oracle. It does not use the code under
 // test to compute what to expect: refModel is a small reference model of
-// the mapping, written from the README's mapping table, and
+// the mapping, written from docs/mapping.md's table, and
 // assertValuesPreserved parses input and output with yaml.v3 on its own,
 // resolves aliases and merge keys, and compares every scalar.
 
-// refModel maps an image reference as the README says rehost does, for a
+// refModel maps an image reference as docs/mapping.md says rehost does, for a
 // target registry with an optional prefix, in strip or nest style, without
 // exclusions.
 type refModel struct {

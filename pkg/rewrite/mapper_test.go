@@ -48,7 +48,7 @@ func TestMap(t *testing.T) {
 		{name: "exclude official image still matches it", config: Config{Exclude: []string{"docker.io/library/busybox"}}, in: "busybox", target: "docker.io/library/busybox", source: "docker.io/library/busybox:latest", action: Excluded},
 		// A bare name is the official image (as docker pull reads it), not
 		// the namespace; with its host, one component is ambiguous and
-		// matches both (README).
+		// matches both (docs/mapping.md).
 		{name: "exclude bare name spares the namespace", config: Config{Exclude: []string{"busybox"}}, in: "busybox/tool:1", target: "sea.hub:5000/busybox/tool:1", source: "docker.io/busybox/tool:1", action: Rewritten},
 		{name: "exclude docker.io/name matches the namespace too", config: Config{Exclude: []string{"docker.io/bitnami"}}, in: "bitnami/redis:7", target: "docker.io/bitnami/redis:7", source: "docker.io/bitnami/redis:7", action: Excluded},
 		{name: "exclude docker.io/name matches the official image too", config: Config{Exclude: []string{"docker.io/bitnami"}}, in: "bitnami:1", target: "docker.io/library/bitnami:1", source: "docker.io/library/bitnami:1", action: Excluded},

@@ -133,7 +133,7 @@ func TestHelm4InstallDryRun(t *testing.T) {
 // TestHelm4RendersAsRehost: rehost renders charts with Helm 3's library;
 // Helm 4's helm template gives the same documents in the same order for
 // the same Kubernetes version (it only ends each document with a blank
-// line, and defaults to another Kubernetes version: see the README).
+// line, and defaults to another Kubernetes version: see docs/helm.md).
 func TestHelm4RendersAsRehost(t *testing.T) {
 	helm4 := needHelm4(t)
 	for chart, set := range map[string]string{"hooks": "", "parent": "sub-c.enabled=true", "withcrd": "", "multidoc": "image=nginx:1.25", "annotations": "extra.enabled=true"} {

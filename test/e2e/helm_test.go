@@ -137,7 +137,7 @@ func TestChartPostRenderer(t *testing.T) {
 			}
 			for i := range ownHooks {
 				if strings.Contains(postHooks[i], "sea.hub:5000/") {
-					t.Errorf("helm post-rendered a hook (Helm 3 does not; update the README):\n%s", postHooks[i])
+					t.Errorf("helm post-rendered a hook (Helm 3 does not; update docs/helm.md):\n%s", postHooks[i])
 				}
 				if !strings.Contains(ownHooks[i], `"image":"sea.hub:5000/`) {
 					t.Errorf("rehost rewrite CHART left a hook image as written:\n%s", ownHooks[i])

@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// The example kustomization the README points at, and what its build must
+// The example kustomization the README and docs/kustomize.md point at, and what its build must
 // hold once rehost has run as its transformer.
 var (
 	kzExampleImages = []string{
@@ -86,7 +86,7 @@ func kzDocs(stream []byte) []string {
 	return out
 }
 
-// TestKustomizeBuildExample builds the README's example kustomization with
+// TestKustomizeBuildExample builds the documented example kustomization with
 // the real kustomize, rehost running as its exec KRM function.
 func TestKustomizeBuildExample(t *testing.T) {
 	kustomize := needTool(t, "kustomize")
