@@ -7,7 +7,8 @@
 // configuration from the ResourceList's functionConfig (a RewriteConfig,
 // the same schema as rehost's --config file, or a ConfigMap for kpt users;
 // see [ParseFunctionConfig]), rewrites the image fields of every item with
-// [manifest.Rewriter.Filter] (the same finder, mapping and errors as
+// [Filter], the kio filter over [manifest.Rewriter.RewriteNode] (the
+// same finder, mapping and errors as
 // "rehost rewrite"), and reports in ResourceList.results, with the KRM
 // functions specification's severities:
 //
