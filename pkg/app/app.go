@@ -99,9 +99,11 @@ func (l *Listing) ToCache() []string {
 }
 
 // List lists the images of the application at paths: each path a file or
-// a directory, walked as manifest.ExpandPaths walks it. Every input is
-// read, and their errors are returned together, each naming its file and
-// line; a Listing is returned only without error.
+// a directory, walked as manifest.ExpandPaths walks it (a directory
+// without manifests, charts or image lists adds nothing; a missing path is
+// an error). Every input is read, and their errors are returned together,
+// each naming its file and line; a Listing is returned only without
+// error.
 func List(paths []string, opts Options) (*Listing, error) {
 	warn := opts.Warn
 	if warn == nil {
@@ -116,7 +118,7 @@ func List(paths []string, opts Options) (*Listing, error) {
 		return nil, err
 	}
 	inputs, err := manifest.ExpandPaths(paths)
-	if err != nil {
+	if err != nil && !errors.Is(err, manifest.ErrNoInputs) {
 		return nil, err
 	}
 	var errs []error

@@ -194,6 +194,11 @@ func TestListPaths(t *testing.T) {
 	if _, err := List([]string{filepath.Join(dir, "missing")}, Options{}); err == nil {
 		t.Error("a missing path: no error")
 	}
+	empty := filepath.Join(dir, "empty")
+	writeTree(t, empty, map[string]string{"README.md": "nothing to list"})
+	if l, err := List([]string{empty}, Options{}); err != nil || l == nil || len(l.Images) != 0 || l.Images == nil {
+		t.Errorf("an application without inputs: %+v, %v; want no images and no error", l, err)
+	}
 	if _, err := List([]string{"-"}, Options{}); err == nil || !strings.Contains(err.Error(), "standard input") {
 		t.Errorf("standard input: err %v", err)
 	}

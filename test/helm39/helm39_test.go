@@ -69,14 +69,20 @@ func TestInstallPostRenderer(t *testing.T) {
 }
 
 // render39 is what a sealer adapter writes: sealer's own rendering (Helm
-// 3.9's engine on the chart's values, as sealer's charts.RenderHelmChart)
-// handed to rendered.FromTemplates with the chart's CRDs and metadata.
+// 3.9's engine on the chart's values, as sealer's charts.RenderHelmChart,
+// after Helm's dependency processing, which drops the subcharts the values
+// disable) handed to rendered.FromTemplates with the chart's CRDs and
+// metadata.
 func render39(path string) (*rendered.Chart, error) {
 	ch, err := loader.Load(path)
 	if err != nil {
 		return nil, err
 	}
-	vals, err := chartutil.ToRenderValues(ch, nil, chartutil.ReleaseOptions{Name: "dryrun", Namespace: "default", IsInstall: true}, chartutil.DefaultCapabilities)
+	user := chartutil.Values{}
+	if err := chartutil.ProcessDependencies(ch, user); err != nil {
+		return nil, err
+	}
+	vals, err := chartutil.ToRenderValues(ch, user, chartutil.ReleaseOptions{Name: "dryrun", Namespace: "default", IsInstall: true}, chartutil.DefaultCapabilities)
 	if err != nil {
 		return nil, err
 	}
