@@ -20,6 +20,9 @@ import (
 // hooks (of unknown events too, which both leave out), shuffled over
 // several files, many times.
 func TestInstallOrderMatchesHelm(t *testing.T) {
+	if got, want := rendered.InstallOrder(), []string(releaseutil.InstallOrder); !reflect.DeepEqual(got, want) {
+		t.Fatalf("rendered.InstallOrder:\n%q\nHelm's:\n%q", got, want)
+	}
 	kinds := append([]string{"Widget", "Gadget", "", "Deployment", "Deployment", "ConfigMap", "zeta", "Aardvark"}, releaseutil.InstallOrder...)
 	hooks := []string{"pre-install", "post-install,pre-upgrade", "test", "test-success", "pre-delete", " Post-Rollback ", "pre-instal", "", "pre-install,nope"}
 	rng := rand.New(rand.NewSource(1))

@@ -14,13 +14,12 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// installOrder is the order in which Helm installs resources by kind, and
-// `helm template` prints them: Helm's releaseutil.InstallOrder (Helm 3.x
-// and 4.x alike). Kinds not in it come after, sorted by kind.
-var installOrder = map[string]int{}
-
-func init() {
-	for i, k := range []string{
+// InstallOrder returns the order in which Helm 3.22 installs resources by
+// kind, and `helm template` prints them: its releaseutil.InstallOrder.
+// Other Helm versions differ at the edges (3.9 has no PriorityClass, 4.x
+// adds the webhook configurations last); see FromTemplates.
+func InstallOrder() []string {
+	return []string{
 		"PriorityClass",
 		"Namespace",
 		"NetworkPolicy",
@@ -57,16 +56,26 @@ func init() {
 		"IngressClass",
 		"Ingress",
 		"APIService",
-	} {
-		installOrder[k] = i
 	}
 }
 
-// kindLess is Helm's releaseutil lessByKind on InstallOrder: known kinds
-// in their order, before unknown kinds, which sort by kind.
-func kindLess(a, b string) bool {
-	i, aok := installOrder[a]
-	j, bok := installOrder[b]
+// kindOrder compares kinds as Helm's releaseutil lessByKind does: kinds of
+// the order by their rank, before the others, which sort by kind.
+type kindOrder map[string]int
+
+func newKindOrder(kinds []string) kindOrder {
+	m := make(kindOrder, len(kinds))
+	for i, k := range kinds {
+		if _, ok := m[k]; !ok {
+			m[k] = i
+		}
+	}
+	return m
+}
+
+func (o kindOrder) less(a, b string) bool {
+	i, aok := o[a]
+	j, bok := o[b]
 	switch {
 	case !aok && !bok:
 		return a < b
@@ -111,21 +120,27 @@ var docSep = regexp.MustCompile(`(?:^|\s*\n)---\s*`)
 // their names ("web/crds/crd.yaml"; with Helm, chart.CRDObjects():
 // Filename and File.Data) to include them. meta gives the chart's name and
 // version and the image annotations of the chart and of the subcharts its
-// values enable.
+// values enable. order is the caller's Helm's install order by kind
+// (releaseutil.InstallOrder...); none is Helm 3.22's, InstallOrder.
 //
-// As Helm does, FromTemplates drops the NOTES.txt files, the partials
+// As Helm 3 does, FromTemplates drops the NOTES.txt files, the partials
 // (files named _*) and the files that render to nothing; splits each
-// template into documents on "---" lines; sorts the templates by name and
-// the documents by kind in Helm's install order; and marks the hooks
-// (resources with the helm.sh/hook annotation), which come after the
-// other resources, sorted by kind too. The CRDs come first, each file as
-// it is: those of the chart, then its subcharts' by name (Helm's order
-// among subcharts is that of its loader's map: not defined). A hook of an
-// unknown event is left out, as Helm leaves it out, with a warning in
-// Warnings. A document whose head (apiVersion, kind, metadata.name,
-// metadata.annotations) Helm could not read is an error naming the
-// template and the line.
-func FromTemplates(meta Metadata, files map[string]string) (*Chart, error) {
+// template into documents on "---" lines, trimmed (Helm 4 splits and trims
+// a little differently: the same documents but for their trailing white
+// space); sorts the templates by name and the documents by kind in install
+// order, kinds not in it last, by kind; and marks the hooks (resources
+// with the helm.sh/hook annotation), which come after the other resources,
+// sorted by kind too. The CRDs come first, each file as it is: those of
+// the chart, then its subcharts' by name (Helm's order among subcharts is
+// that of its loader's map: not defined). A hook of an unknown event is
+// left out, as Helm leaves it out, with a warning in Warnings. A document
+// whose head (apiVersion, kind, metadata.name, metadata.annotations) Helm
+// could not read is an error naming the template and the line.
+func FromTemplates(meta Metadata, files map[string]string, order ...string) (*Chart, error) {
+	if order == nil {
+		order = InstallOrder()
+	}
+	kinds := newKindOrder(order)
 	out := &Chart{Format: Format, Name: meta.Name, Version: meta.Version}
 	var crds, templates []string
 	for name := range files {
@@ -145,7 +160,7 @@ func FromTemplates(meta Metadata, files map[string]string) (*Chart, error) {
 		out.Manifests = append(out.Manifests, Manifest{Name: name, Content: files[name], Line: 1})
 	}
 	var generic, hooks []Manifest
-	var kinds, hookKinds []string
+	var genericKinds, hookKinds []string
 	for _, name := range templates {
 		text := files[name]
 		if strings.HasPrefix(path.Base(name), "_") || strings.TrimSpace(text) == "" {
@@ -159,7 +174,7 @@ func FromTemplates(meta Metadata, files map[string]string) (*Chart, error) {
 			m := Manifest{Name: name, Content: d.content, Line: d.line}
 			events, isHook := h.annotations[HookAnnotation]
 			if !isHook {
-				generic, kinds = append(generic, m), append(kinds, h.kind)
+				generic, genericKinds = append(generic, m), append(genericKinds, h.kind)
 				continue
 			}
 			known := true
@@ -175,8 +190,8 @@ func FromTemplates(meta Metadata, files map[string]string) (*Chart, error) {
 			hooks, hookKinds = append(hooks, m), append(hookKinds, h.kind)
 		}
 	}
-	out.Manifests = append(out.Manifests, sortByKind(generic, kinds)...)
-	out.Manifests = append(out.Manifests, sortByKind(hooks, hookKinds)...)
+	out.Manifests = append(out.Manifests, kinds.sort(generic, genericKinds)...)
+	out.Manifests = append(out.Manifests, kinds.sort(hooks, hookKinds)...)
 
 	var err error
 	if out.Images, err = meta.AnnotatedImages(); err != nil {
@@ -185,13 +200,13 @@ func FromTemplates(meta Metadata, files map[string]string) (*Chart, error) {
 	return out, nil
 }
 
-// sortByKind sorts ms, whose kinds are kinds, stably in install order.
-func sortByKind(ms []Manifest, kinds []string) []Manifest {
+// sort sorts ms, whose kinds are kinds, stably in the order.
+func (o kindOrder) sort(ms []Manifest, kinds []string) []Manifest {
 	idx := make([]int, len(ms))
 	for i := range idx {
 		idx[i] = i
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return kindLess(kinds[idx[a]], kinds[idx[b]]) })
+	sort.SliceStable(idx, func(a, b int) bool { return o.less(kinds[idx[a]], kinds[idx[b]]) })
 	out := make([]Manifest, len(ms))
 	for i, k := range idx {
 		out[i] = ms[k]

@@ -148,6 +148,32 @@ func TestFromTemplates(t *testing.T) {
 	}
 }
 
+// TestFromTemplatesOrder: the caller's Helm's install order replaces
+// Helm 3.22's; kinds not in it come last, by kind.
+func TestFromTemplatesOrder(t *testing.T) {
+	files := map[string]string{"web/templates/a.yaml": "kind: Service\n---\nkind: PriorityClass\n---\nkind: Deployment\n---\nkind: Gadget\n"}
+	for _, tt := range []struct {
+		order []string
+		want  string
+	}{
+		{nil, "PriorityClass Service Deployment Gadget"},
+		{[]string{"Deployment", "Service"}, "Deployment Service Gadget PriorityClass"},
+		{InstallOrder()[1:], "Service Deployment Gadget PriorityClass"}, // Helm 3.9's: no PriorityClass
+	} {
+		c, err := FromTemplates(Metadata{Name: "web"}, files, tt.order...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, m := range c.Manifests {
+			got = append(got, strings.TrimPrefix(m.Content, "kind: "))
+		}
+		if strings.Join(got, " ") != tt.want {
+			t.Errorf("order %q: %q, want %s", tt.order, got, tt.want)
+		}
+	}
+}
+
 // TestFromTemplatesContent: a template's documents are kept trimmed, as
 // Helm keeps them; a CRD file byte for byte; Documents then prints what
 // `helm template` prints.

@@ -17,6 +17,7 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
 	"helm.sh/helm/v3/pkg/postrender"
+	"helm.sh/helm/v3/pkg/releaseutil"
 )
 
 // The core's post-renderer is a Helm 3.9 post-renderer.
@@ -95,7 +96,7 @@ func render39(path string) (*rendered.Chart, error) {
 	}
 	meta := metadata(ch)
 	meta.Values = vals["Values"].(chartutil.Values)
-	return rendered.FromTemplates(meta, files)
+	return rendered.FromTemplates(meta, files, releaseutil.InstallOrder...)
 }
 
 func metadata(ch *chart.Chart) rendered.Metadata {
