@@ -72,7 +72,7 @@ func TestAnnotationKeys(t *testing.T) {
 // TestMalformedAnnotations: a malformed image annotation, of any of the
 // three keys, is an error naming the chart's Chart.yaml and the key.
 func TestMalformedAnnotations(t *testing.T) {
-	for _, key := range annotationKeys {
+	for _, key := range rendered.ImageAnnotationKeys() {
 		for name, value := range map[string]string{
 			"not a list": `"{image: [}"`,
 			"no image":   `"- name: x"`,

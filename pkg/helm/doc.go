@@ -3,13 +3,17 @@
 // finds and rewrites the images of what a chart would install: its
 // templates, its enabled subcharts, the CRDs of crds/, its hooks (test Pods
 // included, unless skipped) and the images its Chart.yaml files declare in
-// the helm.sh/images annotation.
+// their image annotations (helm.sh/images, images, artifacthub.io/images).
 //
 // [Render] returns a [rendered.Chart]: the manifests with the name of the
 // template each came from, in `helm template` order, and the annotation
 // images. Its Rewrite method rewrites it with a [manifest.Rewriter];
-// [Images] lists a chart's images in one call. [PostRenderer] plugs the
-// same rewriting into a Helm install or upgrade run in process.
+// [Images] lists a chart's images in one call; [Renderer] plugs Render into
+// [app.List], which lists a whole application (manifests, charts and
+// imageList files) in one call. [PostRenderer] (the core's
+// [rendered.PostRenderer]) plugs the same rewriting into a Helm install or
+// upgrade run in process. [Metadata] gives what [rendered.FromTemplates]
+// needs of a loaded chart, for programs that run Helm's engine themselves.
 //
 // [AirgapValues] finds the values overlay that makes a chart render its
 // images in the target registry with no post-renderer (hooks included),

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	rehostapp "github.com/rehost/rehost/pkg/app"
 	"github.com/rehost/rehost/pkg/helm"
 	"github.com/rehost/rehost/pkg/manifest"
 	"github.com/rehost/rehost/pkg/rewrite"
@@ -14,38 +15,27 @@ import (
 
 // The sealer shape, from the library alone: an application directory with
 // manifests/, charts/ and a hand-kept imageList. At build time, the images
-// to cache in the private registry; at apply time, the directory rendered
-// and rewritten into an output folder.
+// to cache in the private registry, in one call with the chart rendered by
+// Helm (helm.Renderer plugs Render into app.List); at apply time, the
+// directory rendered and rewritten into an output folder.
 func Example_sealerApp() {
 	const app = "../../testdata/sealer-app"
 	cfg := rewrite.Config{Registry: "sea.hub:5000"}
 	warn := manifest.WithWarnings(func(err error) { log.Print(err) })
 
-	// Build time: every input adds to one Rewriter, so collisions across
-	// charts and manifests are found.
-	rw, err := manifest.New(cfg, warn)
+	// Build time: one call lists the manifests, the rendered chart (its
+	// templates, its hooks and its Chart.yaml annotations) and the
+	// imageList together.
+	listing, err := rehostapp.List([]string{app}, rehostapp.Options{
+		Config:   cfg,
+		Renderer: helm.Renderer(helm.Options{}),
+		Warn:     func(err error) { log.Print(err) },
+	})
 	if err != nil {
 		log.Fatal(err)
-	}
-	inputs, err := manifest.ExpandPaths([]string{app})
-	if err != nil {
-		log.Fatal(err)
-	}
-	for _, in := range inputs {
-		switch {
-		case in.Chart:
-			err = helm.Images(rw, in.Path, helm.Options{})
-		case in.ImageList: // the hand-kept imageList
-			err = readFile(in.Path, func(f *os.File) error { return rw.ReadImageList(f, in.Path) })
-		default:
-			err = readFile(in.Path, func(f *os.File) error { return rw.Rewrite(nil, f, in.Path) })
-		}
-		if err != nil {
-			log.Fatal(err)
-		}
 	}
 	fmt.Println("to cache:")
-	for _, img := range rw.ToCache() {
+	for _, img := range listing.ToCache() {
 		fmt.Println(" ", img)
 	}
 
@@ -56,7 +46,11 @@ func Example_sealerApp() {
 		log.Fatal(err)
 	}
 	defer os.RemoveAll(out)
-	rw, err = manifest.New(cfg, warn)
+	rw, err := manifest.New(cfg, warn)
+	if err != nil {
+		log.Fatal(err)
+	}
+	inputs, err := manifest.ExpandPaths([]string{app})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -101,15 +95,6 @@ func Example_sealerApp() {
 	//   charts/web/templates/deployment.yaml
 	//   charts/web/templates/migrate-job.yaml
 	//   manifests/operator.yaml
-}
-
-func readFile(path string, fn func(*os.File) error) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return fn(f)
 }
 
 func write(dir, rel string, data []byte) {

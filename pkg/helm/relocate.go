@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rehost/rehost/pkg/rendered"
 	"github.com/rehost/rehost/pkg/rewrite"
 	"go.yaml.in/yaml/v3"
 	"helm.sh/helm/v3/pkg/chart"
@@ -232,7 +233,7 @@ func setChartValue(c *chart.Chart, path []interface{}, k OverlayKey, edited map[
 // annotations of the chart and its subcharts.
 func relocateAnnotations(c *chart.Chart, m *rewrite.Mapper, edited map[string]bool) error {
 	if c.Metadata != nil {
-		for _, key := range annotationKeys {
+		for _, key := range rendered.ImageAnnotationKeys() {
 			text, ok := c.Metadata.Annotations[key]
 			if !ok || strings.TrimSpace(text) == "" {
 				continue

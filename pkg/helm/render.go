@@ -147,7 +147,7 @@ func render(ch *chart.Chart, vals map[string]interface{}, opts Options, where st
 		vals = map[string]interface{}{}
 	}
 
-	out := &rendered.Chart{Format: rendered.Format, Name: ch.Name()}
+	out := &rendered.Chart{Format: rendered.Format, Name: ch.Name(), Version: ch.Metadata.Version}
 	warnings, err := captureLog(func() error {
 		rel, err := install.Run(ch, vals)
 		if err != nil {

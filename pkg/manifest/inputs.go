@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -33,6 +34,10 @@ func (in Input) Name() string {
 	}
 	return in.Path
 }
+
+// ErrNoInputs is wrapped by the error of ExpandPaths when the paths hold
+// no manifest, chart or image list.
+var ErrNoInputs = errors.New("no manifests (*.yaml, *.yml, *.json), charts or imageList files found")
 
 // manifestExts are the file extensions read when walking a directory.
 var manifestExts = map[string]bool{".yaml": true, ".yml": true, ".json": true}
@@ -95,7 +100,7 @@ func ExpandPaths(paths []string) ([]Input, error) {
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("no manifests (*.yaml, *.yml, *.json), charts or imageList files found in %s", strings.Join(paths, ", "))
+		return nil, fmt.Errorf("%w in %s", ErrNoInputs, strings.Join(paths, ", "))
 	}
 	return out, nil
 }

@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/rehost/rehost/pkg/rewrite"
 	"go.yaml.in/yaml/v3"
@@ -20,6 +21,9 @@ import (
 // the file without a line). This is the seam for pipelines that parse for
 // themselves: the kio filter of package krmfn is this call per RNode.
 func (rw *Rewriter) RewriteNode(doc *yaml.Node, file string, lines bool) error {
+	if rw.listOnly {
+		return fmt.Errorf("%s: %w", file, ErrListOnly)
+	}
 	if doc != nil && doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 		doc = doc.Content[0]
 	}

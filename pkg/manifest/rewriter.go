@@ -53,6 +53,19 @@ func WithWorkers(n int) Option { return func(r *Rewriter) { r.workers = n } }
 // "rehost images --embedded" lists them.
 func ListEmbedded() Option { return func(r *Rewriter) { r.listEmbedded = true } }
 
+// ListOnly makes a Rewriter that lists images and writes nothing, so that
+// it needs no decision about the target registry: two sources that would
+// meet in one target repository (a *rewrite.CollisionError) are both
+// listed, each collision passed to the warning function as an *Error;
+// images already in the target registry are listed with Action InTarget,
+// as always (Images, Sources). Rewrite and RewriteAt with a writer, and
+// RewriteNode, return ErrListOnly.
+func ListOnly() Option { return func(r *Rewriter) { r.listOnly = true } }
+
+// ErrListOnly is returned by the calls that write when the Rewriter was
+// made with ListOnly.
+var ErrListOnly = errors.New("this Rewriter only lists images (manifest.ListOnly): it writes nothing")
+
 // Rewriter rewrites the images of manifest streams and collects every image
 // it meets. Each call adds to the same image set, so collisions are found
 // across all the inputs of a run. A Rewriter is safe for concurrent use:
@@ -83,6 +96,8 @@ type Rewriter struct {
 	lists int
 	// fullParse turns the fast path off: every document is parsed.
 	fullParse bool
+	// listOnly: nothing is written, collisions are warnings (ListOnly).
+	listOnly bool
 }
 
 // Setting is a registry setting of an operator's kind met in a manifest
@@ -200,7 +215,11 @@ func (rw *Rewriter) Operators() []OperatorNote {
 }
 
 // ImageLists is how many image lists were read (ReadImageList).
-func (rw *Rewriter) ImageLists() int { return rw.lists }
+func (rw *Rewriter) ImageLists() int {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	return rw.lists
+}
 
 // RewriteBytes rewrites one stream held in memory. name is used in errors
 // and in the image report.
@@ -230,6 +249,9 @@ func (rw *Rewriter) Rewrite(w io.Writer, r io.Reader, name string) error {
 // byte is at line line of name, and lines in errors and reports count from
 // there.
 func (rw *Rewriter) RewriteAt(w io.Writer, r io.Reader, name string, line int) error {
+	if w != nil && rw.listOnly {
+		return fmt.Errorf("%s: %w", name, ErrListOnly)
+	}
 	// Documents travel in batches (most are small), processed on every
 	// worker and written in input order. Memory holds at most the batches
 	// in the queue.
@@ -365,8 +387,8 @@ func (rw *Rewriter) record(res result) []error {
 	defer rw.mu.Unlock()
 	errs := res.errs
 	for _, o := range res.occ {
-		if err := rw.set.Add(o); err != nil {
-			errs = append(errs, &Error{Location: o.Location, Err: err})
+		if err := rw.addLocked(o); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	for _, o := range res.emb {
@@ -902,21 +924,43 @@ func describe(n *yaml.Node) string {
 	return "got " + n.Tag
 }
 
-// Add maps an image that was found outside a manifest (a chart's
-// helm.sh/images annotation, an image list file) and adds it to the image
-// set, as if it had been found at loc.
+// Add maps an image that was found outside a manifest (a chart's image
+// annotations, an image list file) and adds it to the image set, as if it
+// had been found at loc. An invalid reference is an *Error at loc; with
+// Config.SkipInvalid it is passed to the warning function instead, and
+// Add returns nil.
 func (rw *Rewriter) Add(value string, loc rewrite.Location) error {
 	m, err := rw.mapper.Map(value)
 	if err != nil {
-		return &Error{Location: loc, Err: err}
+		err = &Error{Location: loc, Err: err}
+		if rw.skipInvalid {
+			rw.Warn(err)
+			return nil
+		}
+		return err
 	}
 	loc.Value = value
 	rw.mu.Lock()
 	defer rw.mu.Unlock()
-	if err := rw.set.Add(rewrite.Occurrence{Mapping: m, Location: loc}); err != nil {
-		return &Error{Location: loc, Err: err}
+	return rw.addLocked(rewrite.Occurrence{Mapping: m, Location: loc})
+}
+
+// addLocked adds an occurrence to the image set, with rw.mu held. A
+// collision is an *Error, or, when the Rewriter only lists, a warning and
+// the occurrence is recorded all the same.
+func (rw *Rewriter) addLocked(o rewrite.Occurrence) error {
+	err := rw.set.Add(o)
+	if err == nil {
+		return nil
 	}
-	return nil
+	err = &Error{Location: o.Location, Err: err}
+	var ce *rewrite.CollisionError
+	if rw.listOnly && errors.As(err, &ce) {
+		rw.warn(err)
+		rw.set.Record(o)
+		return nil
+	}
+	return err
 }
 
 // Warn passes a warning to the Rewriter's warning function (see

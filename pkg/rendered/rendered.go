@@ -1,13 +1,18 @@
 // Package rendered holds a Helm chart after rendering: its manifests in the
 // order `helm template` prints them, hooks included, and the images its
-// Chart.yaml files declare in the helm.sh/images annotation. It turns them
-// into streams for a [manifest.Rewriter] and into images.
+// Chart.yaml files declare in their image annotations (helm.sh/images,
+// images, artifacthub.io/images). It turns them into streams for a
+// [manifest.Rewriter] and into images.
 //
 // The package does not import Helm, whose packages cost tens of
 // milliseconds of initialisation at every start of a program that links
-// them. Package [github.com/rehost/rehost/pkg/helm] renders charts into a
-// [Chart]; the rehost command receives the same [Chart] as JSON from its
-// rehost-helm helper and so starts fast when it renders nothing.
+// them, and whose version a program such as sealer has chosen already.
+// [FromTemplates] builds a [Chart] from what any Helm version's template
+// engine renders; [PostRenderer] rewrites a release in any Helm's install
+// or upgrade action. Package [github.com/rehost/rehost/pkg/helm] renders
+// charts into a [Chart] with Helm 3.22; the rehost command receives the
+// same [Chart] as JSON from its rehost-helm helper and so starts fast when
+// it renders nothing.
 package rendered
 
 import (
@@ -25,13 +30,8 @@ import (
 // rehost-helm from another release.
 const Format = 1
 
-// AnnotationKey is the Chart.yaml annotation that lists the images a chart
-// uses (Helm HIP-0015), including images that no Pod spec names, such as
-// those an operator starts.
-const AnnotationKey = "helm.sh/images"
-
 // OriginAnnotation is the rewrite.Location Origin of images that come from
-// the helm.sh/images annotation.
+// a chart's image annotations.
 const OriginAnnotation = "annotation"
 
 // sourcePrefix is how `helm template` starts every document.
@@ -43,12 +43,14 @@ type Chart struct {
 	Format int `json:"format"`
 	// Name is the chart's name.
 	Name string `json:"name"`
+	// Version is the chart's version, when known.
+	Version string `json:"version,omitempty"`
 	// Manifests are the rendered documents in `helm template` order: the
 	// CRDs of crds/ (when included), the templates in Helm's install order,
 	// then the hooks.
 	Manifests []Manifest `json:"manifests"`
-	// Images are the images the helm.sh/images annotations declare, of the
-	// chart and of every subchart its values enable.
+	// Images are the images the image annotations declare, of the chart
+	// and of every subchart its values enable.
 	Images []AnnotatedImage `json:"images,omitempty"`
 	// Warnings are Helm's warnings about the chart and its values ("skipped
 	// value for x: Not a table."), each once, in order.
@@ -95,6 +97,14 @@ type AnnotatedImage struct {
 	Name string `json:"name,omitempty"`
 	// Image is the image reference as written.
 	Image string `json:"image"`
+	// Condition is the entry's condition (helm.sh/images), a
+	// comma-separated list of values paths; see ConditionHolds.
+	Condition string `json:"condition,omitempty"`
+	// Whitelisted and Platforms are Artifact Hub's: the image is known to
+	// have security issues that are accepted; the platforms it is built for
+	// ("linux/amd64").
+	Whitelisted bool     `json:"whitelisted,omitempty"`
+	Platforms   []string `json:"platforms,omitempty"`
 }
 
 // Location is where the image is declared, for the image report.

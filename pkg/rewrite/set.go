@@ -57,6 +57,19 @@ func (s *ImageSet) Add(o Occurrence) error {
 			return &CollisionError{Target: target, First: first, Second: o}
 		}
 	}
+	s.Record(o)
+	return nil
+}
+
+// Record records an occurrence as Add does, without the collision check:
+// for callers that list images and write nothing, to whom the
+// *CollisionError of an Add is a warning and not a reason to drop the
+// image.
+func (s *ImageSet) Record(o Occurrence) {
+	if s.images == nil {
+		s.images = map[string]*Image{}
+		s.owner = map[string]Occurrence{}
+	}
 	key := o.Source.Qualified()
 	img, ok := s.images[key]
 	if !ok {
@@ -67,7 +80,6 @@ func (s *ImageSet) Add(o Occurrence) error {
 	if img.Count == 1 || !s.FirstOnly {
 		img.Occurrences = append(img.Occurrences, o.Location)
 	}
-	return nil
 }
 
 // Len is the number of unique source images.

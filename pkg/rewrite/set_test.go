@@ -1,6 +1,7 @@
 package rewrite
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -70,5 +71,26 @@ func TestSourcesAndToCache(t *testing.T) {
 		if got := strings.Join(tt.got, " "); got != tt.want {
 			t.Errorf("%s = %s, want %s", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestImageSetRecord: Record records what Add refuses as a collision.
+func TestImageSetRecord(t *testing.T) {
+	m, _ := NewMapper(Config{})
+	var s ImageSet
+	for i, img := range []string{"docker.io/team/app:1", "quay.io/team/app:1", "quay.io/team/app:1"} {
+		mp, _ := m.Map(img)
+		o := Occurrence{Mapping: mp, Location: Location{File: "a.yaml", Line: i + 1}}
+		if err := s.Add(o); err != nil {
+			var ce *CollisionError
+			if !errors.As(err, &ce) {
+				t.Fatal(err)
+			}
+			s.Record(o)
+		}
+	}
+	imgs := s.Images()
+	if len(imgs) != 2 || imgs[1].Source != "quay.io/team/app:1" || imgs[1].Count != 2 || len(imgs[1].Occurrences) != 2 || imgs[1].Occurrences[1].Line != 3 {
+		t.Errorf("images %+v", imgs)
 	}
 }
