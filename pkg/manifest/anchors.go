@@ -255,6 +255,13 @@ func planEdits(root *yaml.Node, ms []mapped) (edits []edit, warns, errs []error)
 				}
 			}
 			if !ok {
+				// Not edited: no guessed reference of the node is
+				// rewritten (the first one's warning says why).
+				for _, i := range idx {
+					if ms[i].field.Guessed {
+						ms[i].left = true
+					}
+				}
 				continue
 			}
 			edits = append(edits, own...)

@@ -440,7 +440,7 @@ func (f *Finder) findAll(node *yaml.Node, embedded, guess bool) found {
 	if node.Kind == yaml.DocumentNode && len(node.Content) == 1 {
 		node = node.Content[0]
 	}
-	w := walker{f: f, embedded: embedded, guess: guess}
+	w := walker{f: f, embedded: embedded, guess: guess, guessLeft: maxGuessNodes, mergeWalks: map[*yaml.Node]int{}}
 	w.object(node)
 	// Guessed fields go after the others: where a node is both, dedup
 	// keeps the known field.
@@ -458,9 +458,11 @@ type walker struct {
 	guessed   []Field
 	skipped   []guessSkip
 	seenGuess map[*yaml.Node]bool
-	guessLeft int      // nodes the current object's guess walk may still visit
-	path      []string // segments: keys, and "[i]" for list items
-	obj       Field    // Kind, Namespace, Name of the current object
+	guessLeft int // nodes the guess walk may still visit in this document
+	// mergeWalks counts the places each merged map was taken in at.
+	mergeWalks map[*yaml.Node]int
+	path       []string // segments: keys, and "[i]" for list items
+	obj        Field    // Kind, Namespace, Name of the current object
 	// placeholder says which image values of the current custom resource
 	// are placeholders, not images (see placeholders).
 	placeholder func(string) bool

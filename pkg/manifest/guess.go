@@ -84,9 +84,9 @@ type guessSkip struct {
 	why string
 }
 
-// maxGuessNodes bounds the nodes one object's guess walk visits (merge
-// keys can put one map at many places).
-const maxGuessNodes = 1 << 20
+// maxGuessNodes bounds the nodes the guess walk visits in one document:
+// merge keys can put one map at many places, and each place is walked.
+const maxGuessNodes = 1 << 18
 
 // The composites of guessed references: a map under a key that names an
 // image, as Helm values write one (registry, repository, tag, digest); and
@@ -109,12 +109,14 @@ func keyPath(k string) rewrite.FieldPath { return rewrite.FieldPath{{Key: k}} }
 // guessObject adds the images of a custom resource found by the name of
 // their keys.
 func (w *walker) guessObject(n *yaml.Node) {
-	w.guessLeft = maxGuessNodes
+	if w.guessLeft < 0 {
+		return // the document's budget is spent, and that was reported
+	}
 	w.guessWalk(n, true)
 	if w.guessLeft < 0 {
 		f := w.field(resolve(n))
 		f.Path = ""
-		w.skipped = append(w.skipped, guessSkip{Field: f, why: fmt.Sprintf("not searched for images by key name beyond %d nodes (merge keys repeat maps)", maxGuessNodes)})
+		w.skipped = append(w.skipped, guessSkip{Field: f, why: fmt.Sprintf("the document was not searched for images by key name beyond %d nodes (merge keys repeat maps)", maxGuessNodes)})
 	}
 }
 
@@ -128,7 +130,7 @@ func (w *walker) guessWalk(n *yaml.Node, top bool) {
 	}
 	switch n.Kind {
 	case yaml.MappingNode:
-		pairs := mergedPairs(n)
+		pairs := mergedPairs(n, w.mergeWalks)
 		// The container-list rule took the container lists and the image
 		// volumes of this map (see search).
 		took := false
@@ -138,6 +140,9 @@ func (w *walker) guessWalk(n *yaml.Node, top bool) {
 			}
 		}
 		for _, kv := range pairs {
+			if w.guessLeft < 0 {
+				return
+			}
 			k := kv[0].Value
 			switch {
 			case k == "metadata", top && (k == "status" || k == "apiVersion" || k == "kind"):
@@ -152,6 +157,9 @@ func (w *walker) guessWalk(n *yaml.Node, top bool) {
 		}
 	case yaml.SequenceNode:
 		for i, it := range n.Content {
+			if w.guessLeft < 0 {
+				return
+			}
 			w.push(index(i))
 			w.guessWalk(it, false)
 			w.pop(1)
@@ -251,20 +259,31 @@ func (w *walker) adopt(before int) {
 	}
 }
 
+// maxMergeWalks is how many times one document's guess walk takes a
+// merged mapping's pairs in at the places it is merged into (each place
+// is a path of its own). Beyond, its images there are not found, and a
+// rewrite of them elsewhere warns that the value is shared.
+const maxMergeWalks = 16
+
 // mergedPairs is the key/value pairs of mapping m as a decoder reads
 // them: its own pairs in order (each value of a key written twice), then
 // the pairs of the mappings merged into it ("<<") whose keys it does not
-// hold, the first merged mapping first, recursively.
-func mergedPairs(m *yaml.Node) [][2]*yaml.Node {
+// hold, the first merged mapping first, recursively. walks counts how many
+// times each merged mapping was taken in; one taken maxMergeWalks times is
+// not taken in any more.
+func mergedPairs(m *yaml.Node, walks map[*yaml.Node]int) [][2]*yaml.Node {
 	var out [][2]*yaml.Node
 	have := map[string]bool{}
 	seen := map[*yaml.Node]bool{}
 	var add func(m *yaml.Node, own bool)
 	add = func(m *yaml.Node, own bool) {
-		if seen[m] {
+		if seen[m] || !own && walks[m] >= maxMergeWalks {
 			return
 		}
 		seen[m] = true
+		if !own {
+			walks[m]++
+		}
 		var merges []*yaml.Node
 		for i := 0; i+1 < len(m.Content); i += 2 {
 			k := m.Content[i]

@@ -261,6 +261,17 @@ status:
 			repl: []string{"image: quay.io/a/b:1", "image: sea.hub:5000/a/b:1"},
 		},
 		{
+			name: "a map merged into more than 16 places: a warning, left as written",
+			in: guessWidget + "spec:\n  d: &d {image: quay.io/a/b:1}\n" + func() string {
+				var b strings.Builder
+				for i := 0; i < 17; i++ { // one more than maxMergeWalks
+					fmt.Fprintf(&b, "  m%d: {<<: *d}\n", i)
+				}
+				return b.String()
+			}(),
+			warns: []string{`in.yaml:5: Widget w: spec.d.image: guessed image left as written: the value is shared through a YAML anchor`},
+		},
+		{
 			name: "an anchor shared with a place not searched: a warning, left as written",
 			in: guessWidget + `spec:
   cfg: &c {image: quay.io/a/b:1}
@@ -406,4 +417,22 @@ func parseYAML(t *testing.T, s string) *yaml.Node {
 		t.Fatal(err)
 	}
 	return &n
+}
+
+// TestGuessBudget: a document whose guess walk would visit more than
+// maxGuessNodes nodes is searched no further, with a warning naming the
+// object; its known image fields are found all the same.
+func TestGuessBudget(t *testing.T) {
+	in := guessWidget + "spec:\n  containers: [{name: c, image: quay.io/a/c:1}]\n  xs: [" + strings.Repeat("0,", maxGuessNodes) + "0]\n  image: quay.io/a/b:1\n"
+	var warns []string
+	rw := mustNew(t, rewrite.Config{}, WithWarnings(func(err error) { warns = append(warns, err.Error()) }))
+	if _, err := rw.RewriteBytes([]byte(in), "in.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	if got := guessedOccurrences(rw.Images()); strings.Join(got, " ") != "spec.containers[0].image=quay.io/a/c:1" {
+		t.Errorf("images %v", got)
+	}
+	if len(warns) != 1 || !strings.HasPrefix(warns[0], "in.yaml:1: Widget w: ") || !strings.Contains(warns[0], "not searched for images by key name beyond 262144 nodes") {
+		t.Errorf("warnings %q", warns)
+	}
 }

@@ -34,7 +34,7 @@ func WithWarnings(fn func(error)) Option { return func(r *Rewriter) { r.warn = f
 // occurrence is kept.
 func WithFirstOccurrences() Option {
 	return func(r *Rewriter) {
-		r.set.FirstOnly, r.emb.FirstOnly, r.left.FirstOnly = true, true, true
+		r.set.FirstOnly, r.emb.FirstOnly, r.left.FirstOnly, r.unlisted.FirstOnly = true, true, true, true
 	}
 }
 
@@ -73,6 +73,10 @@ type Rewriter struct {
 	// references besides being collected in emb: rewritten, or listed.
 	rewriteEmbedded, listEmbedded bool
 	emb, left                     rewrite.ImageSet
+	// unlisted are the split references whose tag the operator picks
+	// (rewritten, reported in warnings, not listed), for the tests' oracle;
+	// their sources end in ":latest" for want of a tag.
+	unlisted rewrite.ImageSet
 	// namedEmbedded: named embedded references are listed and rewritten.
 	namedEmbedded bool
 	// noAddRegistry: absent registry settings are reported, not added.
@@ -131,7 +135,7 @@ func New(c rewrite.Config, opts ...Option) (*Rewriter, error) {
 		return nil, err
 	}
 	rw := &Rewriter{mapper: m, finder: f, skipInvalid: c.SkipInvalid, rewriteEmbedded: c.RewriteEmbedded, noAddRegistry: c.NoAddRegistry, noGuess: c.NoGuessImages, namedEmbedded: !c.NoNamedEmbedded, warn: func(error) {}, workers: runtime.GOMAXPROCS(0)}
-	rw.emb.NoCollisions, rw.left.NoCollisions = true, true
+	rw.emb.NoCollisions, rw.left.NoCollisions, rw.unlisted.NoCollisions = true, true, true
 	for _, o := range opts {
 		o(rw)
 	}
@@ -356,6 +360,8 @@ type result struct {
 	emb, left []rewrite.Occurrence
 	settings  []Setting
 	notes     []OperatorNote
+	// unlisted are the split references whose tag the operator picks.
+	unlisted []rewrite.Occurrence
 	// guessed are the guessed references listed or rewritten.
 	guessed []rewrite.Location
 	warns   []error
@@ -380,6 +386,9 @@ func (rw *Rewriter) record(res result) []error {
 	}
 	for _, o := range res.left {
 		_ = rw.left.Add(o) // NoCollisions: never fails
+	}
+	for _, o := range res.unlisted {
+		_ = rw.unlisted.Add(o) // NoCollisions: never fails
 	}
 	rw.settings = append(rw.settings, res.settings...)
 	for _, n := range res.notes {
@@ -738,8 +747,9 @@ func (rw *Rewriter) mapSetting(f Field, loc rewrite.Location, ms *[]mapped, res 
 }
 
 // finish sorts the occurrences of a document into the result: image fields
-// into occ; embedded references into emb, and into occ when listed or
-// rewritten, left otherwise.
+// into occ, split references whose tag the operator picks into unlisted;
+// embedded references into emb, and into occ when listed or rewritten,
+// left otherwise.
 func (rw *Rewriter) finish(ms []mapped, res *result) {
 	for _, m := range ms {
 		if m.left {
@@ -751,6 +761,8 @@ func (rw *Rewriter) finish(ms []mapped, res *result) {
 		if m.unlisted {
 			if m.field.Embedded {
 				res.emb = append(res.emb, m.occ)
+			} else if m.field.Incomplete != "" {
+				res.unlisted = append(res.unlisted, m.occ)
 			}
 			continue
 		}
