@@ -68,14 +68,15 @@ on stdout. Exit non-zero, with the error results on stderr, on any error
 The functionConfig is a RewriteConfig (apiVersion rehost.dev/v1alpha1, the same
 schema as "rehost rewrite --config") or a ConfigMap whose data holds registry,
 pathStyle, exclude (comma-separated), skipInvalid, noNamedEmbedded,
-noAddRegistry and imageList. With
+noGuessImages, noAddRegistry and imageList. With
 imageList: {configMapName: NAME} the function also adds (or updates) the
 ConfigMap NAME holding the sorted image list under data.imageList.
 
 Results: an info per rewritten image and per registry setting added (tigera's
 Installation spec.registry), a warning per operator that starts images no
-manifest names and one for the embedded references in free text left as
-written, as "rehost rewrite" prints them. When the function fails, only the
+manifest names, one for the embedded references in free text left as written
+and one for the images found by key name in custom resources of unknown kinds
+(rewritten unless noGuessImages: true), as "rehost rewrite" prints them. When the function fails, only the
 errors and warnings: no info result claims what the orchestrator discards.
 
 Given files, it runs standalone: CONFIG is the functionConfig, FILE... the

@@ -23,6 +23,8 @@ type mappingFlags struct {
 	noAddRegistry bool
 	// noNamedEmbedded: --no-named-embedded (config noNamedEmbedded).
 	noNamedEmbedded bool
+	// noGuessImages: --no-guess-images (config noGuessImages).
+	noGuessImages bool
 	// imagesFrom: --images-from, hand-kept image lists to read.
 	imagesFrom []string
 	// loaded is the config newRewriter built the Rewriter from.
@@ -38,6 +40,7 @@ func (f *mappingFlags) register(cmd *cobra.Command) {
 	fs.BoolVar(&f.skipInvalid, "skip-invalid", false, "warn about invalid image references and leave them as written instead of failing")
 	fs.BoolVar(&f.rewriteEmbedded, "rewrite-embedded", false, "also rewrite (and list) the image references embedded in free text: ConfigMap data, annotations, other args and command words (the named ones, --*-image= and *_IMAGE, are by default)")
 	fs.BoolVar(&f.noNamedEmbedded, "no-named-embedded", false, "leave image references in image-named flags and env vars (--*-image=, *_IMAGE) as written and unlisted, like other embedded references")
+	fs.BoolVar(&f.noGuessImages, "no-guess-images", false, "leave as written and unlisted the images found in custom resources of unknown kinds by their key's name (image, baseImage, sidecarImage, ...; listed and rewritten by default, marked \"guessed\")")
 	fs.BoolVar(&f.noAddRegistry, "no-add-registry", false, "do not add absent registry settings of operators (tigera Installation spec.registry); report them")
 	fs.StringArrayVar(&f.imagesFrom, "images-from", nil, "also take the images of this hand-kept image list `FILE` (one reference a line, # comments; - for stdin; repeatable); files named imageList in input directories are read without it")
 }
@@ -74,6 +77,9 @@ func (f *mappingFlags) load(cmd *cobra.Command) (rewrite.Config, error) {
 	if fs.Changed("no-named-embedded") {
 		c.NoNamedEmbedded = f.noNamedEmbedded
 	}
+	if fs.Changed("no-guess-images") {
+		c.NoGuessImages = f.noGuessImages
+	}
 	if fs.Changed("no-add-registry") {
 		c.NoAddRegistry = f.noAddRegistry
 	}
@@ -105,6 +111,10 @@ func reportEmbedded(s streams, rw *manifest.Rewriter, what, hint string) {
 		fmt.Fprintf(s.err, "rehost: %s\n", msg)
 	}
 }
+
+// reportGuessed sums up the images found by key name in custom resources
+// in one warning, through the Rewriter's warning function (on stderr).
+func reportGuessed(rw *manifest.Rewriter) { rw.WarnGuessed() }
 
 // reportOperators warns about the operators that start images no manifest
 // names, unless an image list was read: one line per operator.

@@ -46,12 +46,29 @@ RELATED_IMAGE_* env values, --prometheus-config-reloader=) are listed by default
 annotations, other args), are listed with --embedded, after the images of image
 fields; without it, one line on stderr says how many were found and not listed.
 
+In custom resources of kinds rehost has no entries for (not built-in
+Kubernetes kinds, not the built-in operator table, not --config imageFields),
+the values of keys named image or *Image (baseImage, sidecarImage,
+SIDECAR_IMAGE) that are image references are listed too, as sealer lists
+them: in -o json their occurrences have "guessed": true, and one warning on
+stderr names their kinds and fields. Values that are not image references
+there ("auto", "<YOUR-IMAGE>", a template, a name without registry, tag or
+digest outside a container) are skipped with a warning each.
+--no-guess-images (config noGuessImages: true) leaves all of them out.
+
 PATH is as for "rehost rewrite".`,
 		Example: `  # The image list of a directory, for sealer.
   rehost images manifests/ > imageList
 
   # A sealer app: manifests, the operator's Installation and a hand-kept imageList.
   rehost images calico-app/
+
+  # Where images were found by key name only (rook CephCluster, Percona
+  # PerconaXtraDBCluster, ...): the occurrences marked guessed.
+  rehost images -o json manifests/ | jq '.[] | select(any(.occurrences[]; .guessed))'
+
+  # Only the images of known fields.
+  rehost images --no-guess-images manifests/
 
   # Copy every image into the private registry.
   rehost images -o mapping manifests/ | while IFS=$'\t' read -r src dst; do crane copy "$src" "$dst"; done`,
@@ -86,6 +103,7 @@ PATH is as for "rehost rewrite".`,
 				return err
 			}
 			reportEmbedded(s, rw, "listed", "--embedded lists them")
+			reportGuessed(rw)
 			reportOperators(s, rw)
 			return nil
 		},

@@ -50,8 +50,10 @@ Inputs are those of "rehost images" (manifest files, directories, charts, "-"
 for stdin; no PATH means stdin; files named imageList in directories are image
 lists), and/or --image-list FILE (or --images-from FILE): one reference a line,
 "#" comments and blank lines allowed (a sealer imageList). Like "rehost
-images", it says on stderr how many embedded references in free text it found
-and did not copy, and which operators start images no manifest names.
+images", it copies the images found by key name in custom resources of unknown
+kinds (--no-guess-images leaves them out) and says so in one warning, and it
+says on stderr how many embedded references in free text it found and did not
+copy, and which operators start images no manifest names.
 
 Destinations:
   --registry REG            the private registry (HTTPS; --insecure allows plain
@@ -142,6 +144,7 @@ attachments apart. Standard output is empty, except:
 					return err
 				}
 				reportEmbedded(s, rw, "copied", "rehost images --embedded lists them; copy them with --image-list")
+				reportGuessed(rw)
 				reportOperators(s, rw)
 				jobs := mirror.Jobs(rw.Images())
 				if f.toOCI != "" {

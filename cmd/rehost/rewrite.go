@@ -40,6 +40,14 @@ annotations, other args) are found but left as written unless
 --rewrite-embedded (config rewriteEmbedded: true) is given; one line on stderr
 says how many were left.
 
+In custom resources of kinds rehost has no entries for, the values of keys
+named image or *Image (rook CephCluster spec.cephVersion.image, Percona
+spec.pxc.image, spec.haproxy.image, ...; a map of registry, repository and
+tag under such a key too) are rewritten and listed like image fields, with one
+warning naming their kinds and fields; values there that are not image
+references are left as written with a warning each. --no-guess-images (config
+noGuessImages: true) leaves them all as written.
+
 Registry settings of operators are rewritten the same way (tigera Installation
 spec.registry, IstioOperator and Sail hubs), and tigera's spec.registry is added
 when absent (in strip style; --no-add-registry reports it instead): one line on
@@ -149,6 +157,7 @@ input files.`,
 				return err
 			}
 			reportSettings(s, rw)
+			reportGuessed(rw)
 			reportOperators(s, rw)
 			if mf.loaded.RewriteEmbedded {
 				reportEmbedded(s, rw, "rewritten (see the warnings)", "they are left as written")

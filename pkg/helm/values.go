@@ -331,9 +331,19 @@ func (s *session) values(overlay map[string]interface{}) map[string]interface{} 
 // image fields, composed references and registry settings, and the
 // embedded references it rewrites (the named ones, such as
 // --*-image=REF arguments and *_IMAGE env values, unless NoNamedEmbedded;
-// all of them with RewriteEmbedded).
+// all of them with RewriteEmbedded); the images guessed by key name in
+// custom resources unless NoGuessImages.
 func (s *session) find(n *yaml.Node) []manifest.Field {
 	fs := s.finder.Find(n)
+	if s.cfg.NoGuessImages {
+		known := fs[:0]
+		for _, f := range fs {
+			if !f.Guessed {
+				known = append(known, f)
+			}
+		}
+		fs = known
+	}
 	if s.cfg.RewriteEmbedded || !s.cfg.NoNamedEmbedded {
 		for _, f := range s.finder.FindEmbedded(n) {
 			if s.cfg.RewriteEmbedded || f.Named {

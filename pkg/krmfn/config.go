@@ -30,6 +30,9 @@ const (
 	// KeyNoNamedEmbedded is "true" or "false", as RewriteConfig's
 	// noNamedEmbedded.
 	KeyNoNamedEmbedded = "noNamedEmbedded"
+	// KeyNoGuessImages is "true" or "false", as RewriteConfig's
+	// noGuessImages.
+	KeyNoGuessImages = "noGuessImages"
 )
 
 // ParseFunctionConfig reads a functionConfig into a rewrite.Config.
@@ -38,8 +41,8 @@ const (
 // rewrite.LoadConfig: strictly, metadata allowed. A ConfigMap (kpt's
 // convention, and what "kustomize fn run --exec-path DIR -- key=value"
 // builds) may hold, under data, the keys registry, pathStyle, exclude
-// (comma-separated), skipInvalid, noNamedEmbedded, noAddRegistry and
-// imageList (the ConfigMap name); any
+// (comma-separated), skipInvalid, noNamedEmbedded, noGuessImages,
+// noAddRegistry and imageList (the ConfigMap name); any
 // other key is an error. No functionConfig means the defaults.
 func ParseFunctionConfig(fc *yaml.RNode) (rewrite.Config, error) {
 	if fc.IsNilOrEmpty() {
@@ -87,7 +90,7 @@ func configMapConfig(fc *yaml.RNode) (rewrite.Config, error) {
 					c.Exclude = append(c.Exclude, e)
 				}
 			}
-		case KeySkipInvalid, KeyNoAddRegistry, KeyNoNamedEmbedded:
+		case KeySkipInvalid, KeyNoAddRegistry, KeyNoNamedEmbedded, KeyNoGuessImages:
 			b, err := strconv.ParseBool(v)
 			if err != nil {
 				return c, fmt.Errorf("functionConfig ConfigMap: data.%s: %q: want true or false", k, v)
@@ -97,6 +100,8 @@ func configMapConfig(fc *yaml.RNode) (rewrite.Config, error) {
 				c.SkipInvalid = b
 			case KeyNoAddRegistry:
 				c.NoAddRegistry = b
+			case KeyNoGuessImages:
+				c.NoGuessImages = b
 			default:
 				c.NoNamedEmbedded = b
 			}
@@ -105,8 +110,8 @@ func configMapConfig(fc *yaml.RNode) (rewrite.Config, error) {
 				c.ImageList = &rewrite.ImageListConfig{ConfigMapName: v}
 			}
 		default:
-			return c, fmt.Errorf("functionConfig ConfigMap: unknown key data.%s (want %s, %s, %s, %s, %s, %s or %s)",
-				k, KeyRegistry, KeyPathStyle, KeyExclude, KeySkipInvalid, KeyNoNamedEmbedded, KeyNoAddRegistry, KeyImageList)
+			return c, fmt.Errorf("functionConfig ConfigMap: unknown key data.%s (want %s, %s, %s, %s, %s, %s, %s or %s)",
+				k, KeyRegistry, KeyPathStyle, KeyExclude, KeySkipInvalid, KeyNoNamedEmbedded, KeyNoGuessImages, KeyNoAddRegistry, KeyImageList)
 		}
 	}
 	if err := c.Validate(); err != nil {

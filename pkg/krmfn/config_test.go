@@ -68,6 +68,11 @@ metadata:
         path: /usr/local/bin/rehost-fn
 data: {}
 `},
+		{name: "ConfigMap booleans", in: "apiVersion: v1\nkind: ConfigMap\ndata: {noGuessImages: 'true', noNamedEmbedded: 'true', noAddRegistry: 'false'}\n",
+			want: rewrite.Config{NoGuessImages: true, NoNamedEmbedded: true}},
+		{name: "RewriteConfig noGuessImages", in: "apiVersion: rehost.dev/v1alpha1\nkind: RewriteConfig\nnoGuessImages: true\n",
+			want: rewrite.Config{APIVersion: rewrite.APIVersion, Kind: rewrite.Kind, NoGuessImages: true}},
+		{name: "ConfigMap bad noGuessImages", in: "apiVersion: v1\nkind: ConfigMap\ndata: {noGuessImages: sometimes}\n", wantErr: "data.noGuessImages"},
 		{name: "ConfigMap unknown key", in: "apiVersion: v1\nkind: ConfigMap\ndata: {registries: x.io}\n", wantErr: "data.registries"},
 		{name: "ConfigMap bad skipInvalid", in: "apiVersion: v1\nkind: ConfigMap\ndata: {skipInvalid: maybe}\n", wantErr: "data.skipInvalid"},
 		{name: "ConfigMap invalid registry", in: "apiVersion: v1\nkind: ConfigMap\ndata: {registry: 'https://x.io'}\n", wantErr: "registry"},

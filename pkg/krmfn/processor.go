@@ -67,8 +67,12 @@ func (Processor) Process(rl *framework.ResourceList) error {
 			if o.Action != rewrite.Rewritten {
 				continue
 			}
+			msg := fmt.Sprintf("image %s rewritten to %s", o.Source, o.Target)
+			if o.Location.Guessed {
+				msg += " (found by its key's name: guessed)"
+			}
 			rl.Results = append(rl.Results, &framework.Result{
-				Message:     fmt.Sprintf("image %s rewritten to %s", o.Source, o.Target),
+				Message:     msg,
 				Severity:    framework.Info,
 				ResourceRef: id,
 				Field:       &framework.Field{Path: o.Location.Field},
@@ -93,6 +97,16 @@ func (Processor) Process(rl *framework.ResourceList) error {
 		return errs
 	}
 	// The CLI's one-line summaries, as warnings.
+	warnings = warnings[:0]
+	rw.WarnGuessed()
+	for _, w := range warnings {
+		r := &framework.Result{Message: w.Error(), Severity: framework.Warning}
+		var g *manifest.GuessedImages
+		if errors.As(w, &g) { // on the resource of the first guessed image
+			r.ResourceRef, r.Field = locationRef(g.First), &framework.Field{Path: g.First.Field}
+		}
+		rl.Results = append(rl.Results, r)
+	}
 	if left := rw.EmbeddedLeftOut(); len(left) > 0 {
 		// On the resource of the first reference left out.
 		msg := manifest.EmbeddedSummary(left, "rewritten", "rewriteEmbedded: true in the config rewrites them")

@@ -183,7 +183,8 @@ var errShared = errors.New("the value is shared through a YAML anchor with a fie
 // planEdits returns the edits of a document's mapped references, planned
 // so that no value outside an image field changes (see above). A reference
 // whose edit cannot be planned so is an error, or a warning for an
-// embedded reference, which is then left as written.
+// embedded or guessed reference, which is then left as written (a guessed
+// one is marked left).
 func planEdits(root *yaml.Node, ms []mapped) (edits []edit, warns, errs []error) {
 	var order []*yaml.Node
 	byNode := map[*yaml.Node][]int{}
@@ -228,9 +229,13 @@ func planEdits(root *yaml.Node, ms []mapped) (edits []edit, warns, errs []error)
 			return false
 		}
 		err := &Error{Location: ms[i].occ.Location, Err: errShared}
-		if ms[i].field.Embedded {
+		switch {
+		case ms[i].field.Embedded:
 			warns = append(warns, &Error{Location: ms[i].occ.Location, Err: errors.New("embedded image reference left as written: " + errShared.Error())})
-		} else {
+		case ms[i].field.Guessed:
+			warns = append(warns, &Error{Location: ms[i].occ.Location, Err: errors.New("guessed image left as written: " + errShared.Error())})
+			ms[i].left = true
+		default:
 			errs = append(errs, err)
 		}
 		return true
@@ -250,6 +255,13 @@ func planEdits(root *yaml.Node, ms []mapped) (edits []edit, warns, errs []error)
 				}
 			}
 			if !ok {
+				// Not edited: no guessed reference of the node is
+				// rewritten (the first one's warning says why).
+				for _, i := range idx {
+					if ms[i].field.Guessed {
+						ms[i].left = true
+					}
+				}
 				continue
 			}
 			edits = append(edits, own...)

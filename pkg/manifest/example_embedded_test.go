@@ -94,6 +94,10 @@ func ExampleBuiltinImageFields() {
 	// operator.victoriametrics.com/VMCluster
 	// operator.victoriametrics.com/VMSingle
 	// operators.coreos.com/ClusterServiceVersion
+	// pingcap.com/DMCluster
+	// pingcap.com/TidbCluster
+	// pingcap.com/TidbInitializer
+	// pingcap.com/TidbNGMonitoring
 	// pool.kubevirt.io/VirtualMachinePool
 	// source.toolkit.fluxcd.io/OCIRepository
 	// tekton.dev/ClusterTask

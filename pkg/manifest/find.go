@@ -55,6 +55,11 @@ type Field struct {
 	// is the operator's choice): its registry or repository part is
 	// rewritten, and it is reported instead of listed.
 	Incomplete string
+	// Guessed marks a reference found in a custom resource of a kind
+	// rehost has no entries for, by the name of its key (image, *Image:
+	// see guess.go), rather than by a known field. It is listed and
+	// rewritten like the others unless Config.NoGuessImages.
+	Guessed bool
 	// Registry marks a registry setting (RegistryField): Value is a
 	// registry host with an optional path, not an image reference.
 	Registry bool
@@ -128,6 +133,9 @@ type groupKind struct{ group, kind string }
 //     BuiltinCompositeFields) and the extra fields configured per group and
 //     kind;
 //   - the items of List kinds, recursively;
+//   - in custom resources of kinds that are neither built-in Kubernetes
+//     kinds nor in those tables, the values of keys named image or *Image
+//     that are image references (Field.Guessed; see guess.go);
 //   - with FindEmbedded, the image references embedded in the string values
 //     of container args, command and env, ConfigMap data and annotations.
 //
@@ -153,7 +161,7 @@ type composite struct {
 	CompositeField
 	path                      rewrite.FieldPath
 	repo, registry, algorithm rewrite.FieldPath
-	digest, tag               []rewrite.FieldPath
+	digest, tag, objectTag    []rewrite.FieldPath
 }
 
 // registryEntry is a parsed RegistryField.
@@ -376,15 +384,22 @@ func parseComposite(c CompositeField) (composite, error) {
 		}
 		out.tag = append(out.tag, p)
 	}
+	for _, t := range c.ObjectTag {
+		p, err := rewrite.ParseFieldPath(t)
+		if err != nil {
+			return out, err
+		}
+		out.objectTag = append(out.objectTag, p)
+	}
 	return out, nil
 }
 
 // Find returns the image fields of the object in node (a document or a
-// mapping), in document order of discovery. Objects without a kind, and
-// CustomResourceDefinitions, have none.
+// mapping), in document order of discovery, the guessed ones (Guessed set)
+// after the others. Objects without a kind, and CustomResourceDefinitions,
+// have none.
 func (f *Finder) Find(node *yaml.Node) []Field {
-	fields, _ := f.find(node, false)
-	return fields
+	return f.findAll(node, false, true).fields
 }
 
 // FindEmbedded returns the image references embedded in the string values
@@ -398,13 +413,7 @@ func (f *Finder) Find(node *yaml.Node) []Field {
 // host:port addresses, paths, digests alone and patterns never count.
 // Each Field has Embedded set, and Value and At give the token.
 func (f *Finder) FindEmbedded(node *yaml.Node) []Field {
-	_, emb := f.find(node, true)
-	return emb
-}
-
-func (f *Finder) find(node *yaml.Node, embedded bool) (fields, emb []Field) {
-	fd := f.findAll(node, embedded)
-	return fd.fields, fd.emb
+	return f.findAll(node, true, false).emb
 }
 
 // found is what the finder finds in a document.
@@ -413,6 +422,9 @@ type found struct {
 	// notes are the objects whose operators start images no manifest
 	// names.
 	notes []note
+	// skipped are the values under keys that name an image not taken for
+	// images (guess).
+	skipped []guessSkip
 }
 
 // note is an object of an OperatorKind; Field identifies the object.
@@ -421,20 +433,36 @@ type note struct {
 	op *OperatorKind
 }
 
-func (f *Finder) findAll(node *yaml.Node, embedded bool) found {
+// findAll finds the references of a document: image fields, with guess
+// also those of custom resources found by key name (guess.go), and with
+// embedded the embedded references.
+func (f *Finder) findAll(node *yaml.Node, embedded, guess bool) found {
 	if node.Kind == yaml.DocumentNode && len(node.Content) == 1 {
 		node = node.Content[0]
 	}
-	w := walker{f: f, embedded: embedded}
+	w := walker{f: f, embedded: embedded, guess: guess, guessLeft: maxGuessNodes, mergeWalks: map[*yaml.Node]int{}}
 	w.object(node)
-	return found{fields: dedup(w.out), emb: dedup(w.emb), notes: w.notes}
+	// Guessed fields go after the others: where a node is both, dedup
+	// keeps the known field.
+	fields := make([]Field, 0, len(w.out)+len(w.guessed))
+	fields = append(append(fields, w.out...), w.guessed...)
+	return found{fields: dedup(fields), emb: dedup(w.emb), notes: w.notes, skipped: w.skipped}
 }
 
 type walker struct {
 	f        *Finder
 	embedded bool
-	path     []string // segments: keys, and "[i]" for list items
-	obj      Field    // Kind, Namespace, Name of the current object
+	// guess: find images by key name in custom resources of unknown
+	// kinds, into guessed; values not taken go to skipped.
+	guess     bool
+	guessed   []Field
+	skipped   []guessSkip
+	seenGuess map[*yaml.Node]bool
+	guessLeft int // nodes the guess walk may still visit in this document
+	// mergeWalks counts the places each merged map was taken in at.
+	mergeWalks map[*yaml.Node]int
+	path       []string // segments: keys, and "[i]" for list items
+	obj        Field    // Kind, Namespace, Name of the current object
 	// placeholder says which image values of the current custom resource
 	// are placeholders, not images (see placeholders).
 	placeholder func(string) bool
@@ -529,6 +557,7 @@ func (w *walker) object(n *yaml.Node) {
 	}
 	w.placeholder = placeholders(group, kind)
 
+	gk := groupKind{group, kind}
 	p, builtin := podSpecPaths[kind]
 	w.cr = !builtin
 	if builtin {
@@ -537,13 +566,15 @@ func (w *walker) object(n *yaml.Node) {
 		w.pop(len(p))
 	} else {
 		w.search(n)
+		if w.guess && !builtinGroup(group) && !w.f.known(gk) {
+			w.guessObject(n)
+		}
 	}
-	gk := groupKind{group, kind}
 	for _, p := range w.f.extra[gk] {
 		w.configured(n, p)
 	}
 	for _, c := range w.f.composites[gk] {
-		w.at(n, c.path, func(m *yaml.Node) { w.composite(m, c) })
+		w.at(n, c.path, func(m *yaml.Node) { w.composite(n, m, c) })
 	}
 	for _, r := range w.f.registries[gk] {
 		w.registry(n, r)
@@ -755,8 +786,8 @@ func (w *walker) at(n *yaml.Node, p rewrite.FieldPath, fn func(m *yaml.Node)) {
 	})
 }
 
-// composite adds the composed reference of c in map m.
-func (w *walker) composite(m *yaml.Node, c composite) {
+// composite adds the composed reference of c in map m of the object obj.
+func (w *walker) composite(obj, m *yaml.Node, c composite) {
 	if c.Unless != "" && scalar(get(m, c.Unless)) != "" {
 		return
 	}
@@ -774,7 +805,7 @@ func (w *walker) composite(m *yaml.Node, c composite) {
 	}
 	f.At = len(c.Scheme)
 	f.Value = f.Node.Value[f.At:]
-	id, why := compositeID(m, c)
+	id, why := compositeID(obj, m, c)
 	if c.registry != nil {
 		// registry/repository: the registry part is rewritten.
 		if reg := lookupRaw(m, c.registry); !isEmpty(resolve(reg)) {
@@ -798,9 +829,9 @@ func (w *walker) composite(m *yaml.Node, c composite) {
 }
 
 // compositeID is "@digest" or ":tag" from the first non-empty digest or tag
-// field of c in m, or "". For a kind whose operator picks the tag
-// (OperatorTag), why says why there is none.
-func compositeID(m *yaml.Node, c composite) (id, why string) {
+// field of c in m (then of its object tag fields in obj), or "". For a kind
+// whose operator picks the tag (OperatorTag), why says why there is none.
+func compositeID(obj, m *yaml.Node, c composite) (id, why string) {
 	for _, p := range c.digest {
 		if d := scalar(lookupPath(m, p)); d != "" {
 			if !strings.HasPrefix(d, c.DigestPrefix) {
@@ -825,6 +856,11 @@ func compositeID(m *yaml.Node, c composite) (id, why string) {
 			}
 		}
 		return ":" + t, ""
+	}
+	for _, p := range c.objectTag {
+		if t := scalar(lookupPath(resolve(obj), p)); t != "" {
+			return ":" + t, ""
+		}
 	}
 	if c.OperatorTag {
 		var names []string

@@ -10,7 +10,9 @@ import (
 // TestCustomResourceContainerLists: in a custom resource, a map holding a
 // container list is searched further (a sibling key may hold another
 // container list), and only the containers, initContainers and
-// ephemeralContainers keys hold container lists.
+// ephemeralContainers keys hold container lists. The image keys of other
+// lists are found by name only (guessed), and the container lists' are not
+// guessed.
 func TestCustomResourceContainerLists(t *testing.T) {
 	in := `apiVersion: apps.kruise.io/v1alpha1
 kind: SidecarSet
@@ -32,19 +34,29 @@ spec:
     image: quay.io/a/t:1
   steps: [{name: s, image: quay.io/a/s:1}]
 `
-	rw := mustNew(t, rewrite.Config{})
-	if _, err := rw.RewriteBytes([]byte(in), "in.yaml"); err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, img := range rw.Images() {
-		for _, l := range img.Occurrences {
-			got = append(got, l.Field)
+	for _, tc := range []struct {
+		noGuess bool
+		want    string
+	}{
+		{true, "spec.containers[0].image spec.initContainers[0].image spec.nested.ephemeralContainers[0].image spec.volumes[0].image.reference"},
+		{false, "spec.containers[0].image spec.initContainers[0].image spec.nested.ephemeralContainers[0].image spec.steps[0].image(guessed) spec.tasks[0].image(guessed) spec.volumes[0].image.reference"},
+	} {
+		rw := mustNew(t, rewrite.Config{NoGuessImages: tc.noGuess})
+		if _, err := rw.RewriteBytes([]byte(in), "in.yaml"); err != nil {
+			t.Fatal(err)
 		}
-	}
-	want := "spec.containers[0].image spec.initContainers[0].image spec.nested.ephemeralContainers[0].image spec.volumes[0].image.reference"
-	if strings.Join(got, " ") != want {
-		t.Errorf("fields %q, want %q", strings.Join(got, " "), want)
+		var got []string
+		for _, img := range rw.Images() {
+			for _, l := range img.Occurrences {
+				if l.Guessed {
+					l.Field += "(guessed)"
+				}
+				got = append(got, l.Field)
+			}
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("noGuessImages %v: fields %q, want %q", tc.noGuess, strings.Join(got, " "), tc.want)
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/rehost/rehost/pkg/rewrite"
+	"go.yaml.in/yaml/v3"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files from the current output (review the diff by eye)")
@@ -153,9 +154,17 @@ func mapperTarget(t *testing.T, m *rewrite.Mapper) func(string) string {
 // assertOnlyImagesChanged checks that out is in with exactly the rewritten
 // image values replaced by their targets: the same lines, and each line that
 // differs becomes the output line when the values at its occurrences'
-// columns are replaced by target(value).
+// columns are replaced by target(value) (by the registry part of the
+// target for the registry part of a split reference: see registryParts).
 func assertOnlyImagesChanged(t *testing.T, target func(string) string, in, out []byte, images []rewrite.Image, file string) {
 	t.Helper()
+	parts := registryParts(in, images, file)
+	lt := func(l rewrite.Location) string {
+		if repo, ok := parts[l]; ok {
+			return registryTarget(target, l.Value, repo)
+		}
+		return target(l.Value)
+	}
 	byLine := map[int][]rewrite.Location{}
 	for _, img := range images {
 		if img.Action != rewrite.Rewritten {
@@ -181,15 +190,15 @@ func assertOnlyImagesChanged(t *testing.T, target func(string) string, in, out [
 			carry = append(carry, locs...)
 			continue
 		}
-		want, ok := replaceAtColumns(target, inLines[i], locs)
+		want, ok := replaceAtColumns(lt, inLines[i], locs)
 		if !ok {
 			want = inLines[i]
 			for _, l := range append(carry, locs...) {
-				want = strings.Replace(want, l.Value, target(l.Value), 1)
+				want = strings.Replace(want, l.Value, lt(l), 1)
 			}
 			carry = nil
 		}
-		if want != outLines[i] && !(strings.Contains(inLines[i], "*") && want == unquoteTargets(target, outLines[i], locs)) {
+		if want != outLines[i] && !(strings.Contains(inLines[i], "*") && want == unquoteTargets(lt, outLines[i], locs)) {
 			t.Errorf("line %d changed beyond its image values:\n in: %q\nout: %q\nwant %q", i+1, inLines[i], outLines[i], want)
 		}
 	}
@@ -197,9 +206,9 @@ func assertOnlyImagesChanged(t *testing.T, target func(string) string, in, out [
 
 // unquoteTargets removes the quotes around the targets of locs in line: an
 // alias written out with a new value takes its anchor's quoting.
-func unquoteTargets(target func(string) string, line string, locs []rewrite.Location) string {
+func unquoteTargets(target func(rewrite.Location) string, line string, locs []rewrite.Location) string {
 	for _, l := range locs {
-		tg := target(l.Value)
+		tg := target(l)
 		line = strings.NewReplacer("'"+tg+"'", tg, `"`+tg+`"`, tg).Replace(line)
 	}
 	return line
@@ -208,7 +217,7 @@ func unquoteTargets(target func(string) string, line string, locs []rewrite.Loca
 // replaceAtColumns replaces, right to left, the value of each location on
 // the line at its column (after its tag, anchor and opening quote). Each
 // distinct column is replaced once (an anchor reached by several paths).
-func replaceAtColumns(target func(string) string, line string, locs []rewrite.Location) (string, bool) {
+func replaceAtColumns(target func(rewrite.Location) string, line string, locs []rewrite.Location) (string, bool) {
 	if len(locs) == 0 {
 		return line, false
 	}
@@ -240,7 +249,7 @@ func replaceAtColumns(target func(string) string, line string, locs []rewrite.Lo
 				end = len(rest)
 			}
 			prefix := string(runes[:len(runes)-len([]rune(rest))])
-			runes = []rune(prefix + target(l.Value) + rest[end:])
+			runes = []rune(prefix + target(l) + rest[end:])
 			continue
 		}
 		if strings.HasPrefix(rest, `"`) || strings.HasPrefix(rest, "'") {
@@ -250,13 +259,62 @@ func replaceAtColumns(target func(string) string, line string, locs []rewrite.Lo
 			return line, false
 		}
 		prefix := string(runes[:len(runes)-len([]rune(rest))])
-		runes = []rune(prefix + target(l.Value) + rest[len(l.Value):])
+		runes = []rune(prefix + target(l) + rest[len(l.Value):])
 	}
 	out := string(runes)
 	if strings.HasPrefix(line, "\ufeff") {
 		out = "\ufeff" + out
 	}
 	return out, true
+}
+
+// registryParts finds the occurrences of images whose value is the
+// registry part of a split reference: their field ends in "registry" and
+// the map holding it has a string repository, which is returned. Such a
+// value becomes the target's repository name without the repository part
+// (registryTarget). Occurrences are placed in documents by line.
+func registryParts(in []byte, images []rewrite.Image, file string) map[rewrite.Location]string {
+	docs, err := decodeAll(in)
+	if err != nil {
+		return nil
+	}
+	starts := make([]int, len(docs))
+	byPath := make([]map[string]string, len(docs))
+	for i, d := range docs {
+		starts[i] = docStart(d)
+		budget := maxOracleScalars
+		ss, _ := walkScalars(d, &budget)
+		byPath[i] = map[string]string{}
+		for _, x := range ss {
+			if x.node.Kind == yaml.ScalarNode {
+				byPath[i][x.path] = x.node.Value
+			}
+		}
+	}
+	out := map[rewrite.Location]string{}
+	for _, img := range images {
+		for _, l := range img.Occurrences {
+			prefix, ok := strings.CutSuffix(l.Field, "registry")
+			if l.File != file || !ok || prefix != "" && !strings.HasSuffix(prefix, ".") {
+				continue
+			}
+			d := sort.Search(len(starts), func(i int) bool { return starts[i] > l.Line }) - 1
+			if d < 0 {
+				continue
+			}
+			if repo, ok := byPath[d][prefix+"repository"]; ok && byPath[d][l.Field] == l.Value {
+				out[l] = repo
+			}
+		}
+	}
+	return out
+}
+
+// registryTarget is what the registry part reg of a split reference with
+// the repository repo becomes: the target's repository name without the
+// repository part.
+func registryTarget(target func(string) string, reg, repo string) string {
+	return strings.TrimSuffix(target(strings.TrimSuffix(reg, "/")+"/"+repo), "/"+repo)
 }
 
 // yamlLines splits data into lines, line breaks included, as yaml.v3 counts
@@ -275,10 +333,14 @@ func yamlLines(data []byte) []string {
 }
 
 // rewrittenImages are the images whose occurrences a rewrite may change:
-// the listed ones, and the named embedded references, which are rewritten
-// by default also when they are not listed (no tag: reported instead).
+// the listed ones, the split references whose tag the operator picks, and
+// the named embedded references, which are rewritten by default also when
+// they are not listed (no tag: reported instead).
 func rewrittenImages(rw *Rewriter) []rewrite.Image {
-	out := rw.Images()
+	rw.mu.Lock()
+	unlisted := rw.unlisted.Images()
+	rw.mu.Unlock()
+	out := append(rw.Images(), unlisted...)
 	// Named references are listed in Images already: each place once.
 	listed := map[rewrite.Location]bool{}
 	for _, img := range out {

@@ -76,6 +76,14 @@ func BuiltinImageFields() []rewrite.ImageField {
 
 	// Operator Lifecycle Manager: the images an operator bundle relates to.
 	add("operators.coreos.com", []string{"ClusterServiceVersion"}, "spec.relatedImages[].image")
+
+	// TiDB operator: the helper image of log tailers and init containers
+	// (spec.helper.image; the TiDB slow log tailer's image before it), the
+	// MySQL client of TidbInitializer. The components' images are
+	// composite entries (tidbComponents); the other kinds of the group
+	// (TidbMonitor, TidbDashboard, Backup, Restore) are guessed well.
+	add(pingcap, []string{"TidbCluster"}, "spec.helper.image", "spec.tidb.slowLogTailer.image")
+	add(pingcap, []string{"TidbInitializer"}, "spec.image")
 	return out
 }
 
@@ -105,6 +113,10 @@ type CompositeField struct {
 	// fields that hold the digest and the tag; the first non-empty wins,
 	// digests before tags.
 	Digest, Tag []string
+	// ObjectTag are dot-separated paths, relative to the object, of the
+	// fields that hold the tag when none of Digest and Tag is set (TiDB's
+	// spec.version, for spec.pd.baseImage without spec.pd.version).
+	ObjectTag []string
 	// DigestPrefix is prepended to a digest value that lacks it
 	// (the Prometheus operator's sha holds only the hex).
 	DigestPrefix string
@@ -130,7 +142,7 @@ func BuiltinCompositeFields() []CompositeField {
 	prom := func(path string, kinds ...string) CompositeField {
 		return CompositeField{Group: "monitoring.coreos.com", Kinds: kinds, Path: path, Repository: "baseImage", Digest: []string{"sha"}, DigestPrefix: "sha256:", Tag: []string{"tag", "version"}, Unless: "image"}
 	}
-	return []CompositeField{
+	out := []CompositeField{
 		prom("spec", "Prometheus", "Alertmanager", "ThanosRuler", "PrometheusAgent"),
 		prom("spec.thanos", "Prometheus"),
 		// Flux: the artifact of an OCIRepository is an OCI image.
@@ -157,6 +169,29 @@ func BuiltinCompositeFields() []CompositeField {
 		vm("spec.vmselect.image", "VMCluster"),
 		vm("spec.vminsert.image", "VMCluster"),
 	}
+	out = append(out, tidbComponents("TidbCluster", "spec.pd", "spec.pdms[]", "spec.tikv", "spec.tidb", "spec.tiflash", "spec.ticdc", "spec.pump", "spec.tiproxy")...)
+	out = append(out, tidbComponents("DMCluster", "spec.master", "spec.worker")...)
+	out = append(out, tidbComponents("TidbNGMonitoring", "spec.ngMonitoring")...)
+	return out
+}
+
+const pingcap = "pingcap.com"
+
+// tidbComponents are the images of TiDB operator components
+// (https://docs.pingcap.com/tidb-in-kubernetes/stable/configure-a-tidb-cluster,
+// pkg/apis/pingcap/v1alpha1 PDImage, TiKVImage, ...): each component map
+// holds baseImage, and its image is baseImage:version, the version being
+// the component's own or else the object's spec.version (baseImage alone
+// when neither is set). A component's deprecated image field is its whole
+// reference, used only without baseImage.
+func tidbComponents(kind string, paths ...string) []CompositeField {
+	var out []CompositeField
+	for _, p := range paths {
+		out = append(out,
+			CompositeField{Group: pingcap, Kinds: []string{kind}, Path: p, Repository: "baseImage", Tag: []string{"version"}, ObjectTag: []string{"spec.version"}},
+			CompositeField{Group: pingcap, Kinds: []string{kind}, Path: p, Repository: "image", Unless: "baseImage"})
+	}
+	return out
 }
 
 // vm is a VictoriaMetrics operator Image at path of kinds.
@@ -264,6 +299,11 @@ func BuiltinOperatorKinds() []OperatorKind {
 			Starts: "the Kiali server (or console plugin) image it picks for its version", Unless: []string{"spec.deployment.image_name", "spec.deployment.imageName"}},
 		OperatorKind{Operator: "the Prometheus operator", Group: "monitoring.coreos.com", Kinds: prom,
 			Starts: "its default image of the kind, at spec.version", Unless: []string{"spec.image", "spec.baseImage"}},
+		// HelperImage: busybox:1.26.2 unless spec.helper.image (or the
+		// older spec.tidb.slowLogTailer.image) is set; the TiDB slow log
+		// tailer runs it by default.
+		OperatorKind{Operator: "the TiDB operator", Group: pingcap, Kinds: []string{"TidbCluster"},
+			Starts: "its default helper image busybox:1.26.2, for log tailers and init containers", Unless: []string{"spec.helper.image", "spec.tidb.slowLogTailer.image"}},
 	)
 	for _, g := range []string{"sailoperator.io", "operator.istio.io"} {
 		out = append(out, OperatorKind{Operator: "the Sail operator", Group: g, Kinds: []string{"Istio", "IstioRevision", "IstioCNI", "ZTunnel"},

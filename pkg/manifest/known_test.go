@@ -393,6 +393,49 @@ spec:
   - image: "nginx:1.2?"
 `,
 		},
+		{
+			name: "TidbCluster: baseImage with the component's version, else spec.version; a deprecated image only without baseImage",
+			in: `apiVersion: pingcap.com/v1alpha1
+kind: TidbCluster
+metadata: {name: basic}
+spec:
+  version: v8.5.0
+  helper: {image: alpine:3.16.0}
+  pd: {baseImage: pingcap/pd, image: pingcap/pd:ignored}
+  tikv: {baseImage: 'pingcap/tikv', version: v8.5.1}
+  tidb: {image: "quay.io/pingcap/tidb:v7.5.0"}
+  pdms:
+  - {name: tso, baseImage: pingcap/pd}
+  - {name: scheduling, baseImage: pingcap/pd, version: v8.5.2}
+  tiflash: {replicas: 1}
+`,
+			want: []string{"spec.helper.image=docker.io/library/alpine:3.16.0", "spec.pd.baseImage=docker.io/pingcap/pd:v8.5.0",
+				"spec.pdms[0].baseImage=docker.io/pingcap/pd:v8.5.0", "spec.pdms[1].baseImage=docker.io/pingcap/pd:v8.5.2",
+				"spec.tidb.image=quay.io/pingcap/tidb:v7.5.0", "spec.tikv.baseImage=docker.io/pingcap/tikv:v8.5.1"},
+			repl: []string{"image: alpine", "image: sea.hub:5000/library/alpine", "pd: {baseImage: pingcap/pd", "pd: {baseImage: sea.hub:5000/pingcap/pd",
+				"'pingcap/tikv'", "'sea.hub:5000/pingcap/tikv'", `"quay.io/pingcap/tidb`, `"sea.hub:5000/pingcap/tidb`,
+				"tso, baseImage: pingcap/pd", "tso, baseImage: sea.hub:5000/pingcap/pd", "scheduling, baseImage: pingcap/pd", "scheduling, baseImage: sea.hub:5000/pingcap/pd"},
+		},
+		{
+			name: "TidbCluster without any version: baseImage alone (latest); DMCluster",
+			in: `apiVersion: pingcap.com/v1alpha1
+kind: TidbCluster
+metadata: {name: t}
+spec:
+  pd: {baseImage: pingcap/pd}
+---
+apiVersion: pingcap.com/v1alpha1
+kind: DMCluster
+metadata: {name: dm}
+spec:
+  version: v8.5.0
+  master: {baseImage: pingcap/dm}
+  worker: {baseImage: pingcap/dm, version: v8.5.1}
+`,
+			want: []string{"spec.master.baseImage=docker.io/pingcap/dm:v8.5.0", "spec.pd.baseImage=docker.io/pingcap/pd:latest", "spec.worker.baseImage=docker.io/pingcap/dm:v8.5.1"},
+			repl: []string{"{baseImage: pingcap/pd}", "{baseImage: sea.hub:5000/pingcap/pd}", "master: {baseImage: pingcap/dm", "master: {baseImage: sea.hub:5000/pingcap/dm",
+				"worker: {baseImage: pingcap/dm", "worker: {baseImage: sea.hub:5000/pingcap/dm"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -27,7 +27,7 @@ func (rw *Rewriter) RewriteNode(doc *yaml.Node, file string, lines bool) error {
 	if doc != nil && doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 		doc = doc.Content[0]
 	}
-	fd := rw.finder.findAll(doc, true)
+	fd := rw.finder.findAll(doc, true, !rw.noGuess)
 	where := func(f Field) rewrite.Location {
 		loc := rewrite.Location{File: file, Kind: f.Kind, Namespace: f.Namespace, Name: f.Name, Field: f.Path}
 		if lines {
@@ -37,6 +37,7 @@ func (rw *Rewriter) RewriteNode(doc *yaml.Node, file string, lines bool) error {
 	}
 	ms, res := rw.mapAll(fd.fields, fd.emb, where)
 	res.notes = rw.notes(fd.notes, where)
+	res.warns = append(res.warns, skipWarnings(fd.skipped, where)...)
 	res.warns = append(res.warns, duplicateWarnings(doc, fd.fields, fd.emb, file, func(n *yaml.Node) int {
 		if lines {
 			return n.Line

@@ -15,7 +15,9 @@ const operatorsGoldenDir = "../../testdata/golden/operators"
 
 // TestGoldenOperators rewrites the operator streams under
 // testdata/golden/operators (shaped like the upstream manifests: tigera's
-// custom-resources.yaml, an IstioOperator, Sail resources, a Kiali CR) with
+// custom-resources.yaml, an IstioOperator, Sail resources, a Kiali CR,
+// rook's CephCluster, Percona's PerconaXtraDBCluster, a TidbCluster and a
+// TidbMonitor) with
 // the config beside each, and compares the output with <file>.golden and
 // the report (images, registry settings, operators) with
 // <file>.report.golden. It also proves that the output is the input
@@ -49,6 +51,7 @@ func TestGoldenOperators(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			rw.WarnGuessed() // the run's summary of the images found by key name
 			report := struct {
 				Images    []rewrite.Image `json:"images"`
 				Settings  []Setting       `json:"settings"`

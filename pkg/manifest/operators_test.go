@@ -327,6 +327,16 @@ spec: {version: v0.27.0}
 apiVersion: kiali.io/v1alpha1
 kind: Kiali
 metadata: {name: kiali}
+---
+apiVersion: pingcap.com/v1alpha1
+kind: TidbCluster
+metadata: {name: helped}
+spec: {helper: {image: alpine:3.16.0}}
+---
+apiVersion: pingcap.com/v1alpha1
+kind: TidbCluster
+metadata: {name: basic}
+spec: {version: v8.5.0}
 `
 	rw, _ := New(rewrite.Config{})
 	if _, err := rw.RewriteBytes([]byte(in), "app.yaml"); err != nil {
@@ -339,12 +349,13 @@ metadata: {name: kiali}
 	want := []string{
 		"the Kiali operator app.yaml:19: Kiali kiali 1",
 		"the Prometheus operator app.yaml:14: Alertmanager monitoring/main 1",
+		"the TiDB operator app.yaml:28: TidbCluster basic 1",
 		"the tigera operator app.yaml:1: Installation default 2",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if m := rw.Operators()[2].Message(); !strings.Contains(m, "app.yaml:1: Installation default: the tigera operator starts images no manifest names (calico/node") || !strings.Contains(m, "imageList") {
+	if m := rw.Operators()[3].Message(); !strings.Contains(m, "app.yaml:1: Installation default: the tigera operator starts images no manifest names (calico/node") || !strings.Contains(m, "imageList") {
 		t.Errorf("message %q", m)
 	}
 }

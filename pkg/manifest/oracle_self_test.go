@@ -80,3 +80,29 @@ func TestOracleCatchesCorruption(t *testing.T) {
 		}
 	}
 }
+
+// TestOracleRegistryParts: the oracle expects the registry part of a split
+// reference to become the target's repository name without the repository
+// (docker.io beside repository a: sea.hub:5000/library), and fails on any
+// other value there.
+func TestOracleRegistryParts(t *testing.T) {
+	m, _ := newRefModel(rewrite.Config{})
+	in := "apiVersion: example.com/v1\nkind: W\nspec:\n  image: {registry: docker.io, repository: a, tag: '1'}\n"
+	images := []rewrite.Image{{Source: "docker.io/library/a:1", Target: "sea.hub:5000/library/a:1", Action: rewrite.Rewritten,
+		Occurrences: []rewrite.Location{{File: "in.yaml", Line: 4, Column: 22, Field: "spec.image.registry", Value: "docker.io"}}}}
+	good := strings.Replace(in, "docker.io", "sea.hub:5000/library", 1)
+	for _, tt := range []struct{ name, out, want string }{
+		{"right output", good, ""},
+		{"whole target in the registry part", strings.Replace(in, "docker.io", "sea.hub:5000/library/docker.io", 1), "image value spec.image.registry is not the model's target"},
+		{"repository changed", strings.Replace(good, "repository: a", "repository: b", 1), "non-image value spec.image.repository changed"},
+	} {
+		var r recorder
+		if !assertValuesPreserved(&r, m, []byte(in), []byte(tt.out), images, "in.yaml") {
+			t.Fatalf("%s: the oracle checked nothing", tt.name)
+		}
+		got := strings.Join(r.errs, "\n")
+		if tt.want == "" && got != "" || tt.want != "" && !strings.Contains(got, tt.want) {
+			t.Errorf("%s: oracle reported %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

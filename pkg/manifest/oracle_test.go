@@ -141,6 +141,22 @@ func assertValuesPreserved(t oracleT, m refModel, in, out []byte, images []rewri
 		return true
 	}
 
+	// The registry parts of split references become the registry part of
+	// the target (see registryParts).
+	parts := registryParts(in, images, file)
+	ref := func(l rewrite.Location) string {
+		if repo, ok := parts[l]; ok {
+			return strings.TrimSuffix(l.Value, "/") + "/" + repo
+		}
+		return l.Value
+	}
+	target := func(l rewrite.Location) string {
+		if repo, ok := parts[l]; ok {
+			return registryTarget(m.target, l.Value, repo)
+		}
+		return m.target(l.Value)
+	}
+
 	// The rewritten occurrences, by document (found by line) and path.
 	starts := make([]int, len(inDocs))
 	for i, d := range inDocs {
@@ -158,8 +174,8 @@ func assertValuesPreserved(t oracleT, m refModel, in, out []byte, images []rewri
 			// The listed target is the model's; a composed field's
 			// occurrence is its repository alone (its tag or digest is in
 			// another field): then only the repository is compared.
-			q := m.qualified(m.target(l.Value))
-			if _, _, suffix := m.split(l.Value); suffix == "" {
+			q := m.qualified(m.target(ref(l)))
+			if _, _, suffix := m.split(ref(l)); suffix == "" {
 				h1, p1, _ := m.split(q)
 				h2, p2, _ := m.split(img.Target)
 				if h1 == h2 && p1 == p2 {
@@ -214,7 +230,7 @@ func assertValuesPreserved(t oracleT, m refModel, in, out []byte, images []rewri
 			}
 			want := x.node.Value
 			if locs := atNode(occs[d][x.path], x.node); len(locs) > 0 {
-				if w, ok := replaceOccurrences(m, x.node.Value, locs); ok {
+				if w, ok := replaceOccurrences(target, x.node.Value, locs); ok {
 					want = w
 					seen[x.path] = true
 				}
@@ -274,7 +290,7 @@ func atNode(locs []rewrite.Location, n *yaml.Node) []rewrite.Location {
 
 // replaceOccurrences replaces, left to right, each occurrence's reference
 // in s by its target; ok is false when one is not found.
-func replaceOccurrences(m refModel, s string, locs []rewrite.Location) (string, bool) {
+func replaceOccurrences(target func(rewrite.Location) string, s string, locs []rewrite.Location) (string, bool) {
 	locs = append([]rewrite.Location(nil), locs...)
 	sort.SliceStable(locs, func(i, j int) bool {
 		if locs[i].Line != locs[j].Line {
@@ -290,7 +306,7 @@ func replaceOccurrences(m refModel, s string, locs []rewrite.Location) (string, 
 			return s, false
 		}
 		b.WriteString(rest[:i])
-		b.WriteString(m.target(l.Value))
+		b.WriteString(target(l))
 		rest = rest[i+len(l.Value):]
 	}
 	b.WriteString(rest)

@@ -34,7 +34,7 @@ func WithWarnings(fn func(error)) Option { return func(r *Rewriter) { r.warn = f
 // occurrence is kept.
 func WithFirstOccurrences() Option {
 	return func(r *Rewriter) {
-		r.set.FirstOnly, r.emb.FirstOnly, r.left.FirstOnly = true, true, true
+		r.set.FirstOnly, r.emb.FirstOnly, r.left.FirstOnly, r.unlisted.FirstOnly = true, true, true, true
 	}
 }
 
@@ -86,12 +86,20 @@ type Rewriter struct {
 	// references besides being collected in emb: rewritten, or listed.
 	rewriteEmbedded, listEmbedded bool
 	emb, left                     rewrite.ImageSet
+	// unlisted are the split references whose tag the operator picks
+	// (rewritten, reported in warnings, not listed), for the tests' oracle;
+	// their sources end in ":latest" for want of a tag.
+	unlisted rewrite.ImageSet
 	// namedEmbedded: named embedded references are listed and rewritten.
 	namedEmbedded bool
 	// noAddRegistry: absent registry settings are reported, not added.
 	noAddRegistry bool
-	settings      []Setting
-	operators     map[string]*OperatorNote
+	// noGuess: images are not guessed by key name (NoGuessImages).
+	noGuess bool
+	// guessed tallies the guessed references since the last WarnGuessed.
+	guessed   guessTally
+	settings  []Setting
+	operators map[string]*OperatorNote
 	// lists counts the image lists read.
 	lists int
 	// fullParse turns the fast path off: every document is parsed.
@@ -141,8 +149,8 @@ func New(c rewrite.Config, opts ...Option) (*Rewriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	rw := &Rewriter{mapper: m, finder: f, skipInvalid: c.SkipInvalid, rewriteEmbedded: c.RewriteEmbedded, noAddRegistry: c.NoAddRegistry, namedEmbedded: !c.NoNamedEmbedded, warn: func(error) {}, workers: runtime.GOMAXPROCS(0)}
-	rw.emb.NoCollisions, rw.left.NoCollisions = true, true
+	rw := &Rewriter{mapper: m, finder: f, skipInvalid: c.SkipInvalid, rewriteEmbedded: c.RewriteEmbedded, noAddRegistry: c.NoAddRegistry, noGuess: c.NoGuessImages, namedEmbedded: !c.NoNamedEmbedded, warn: func(error) {}, workers: runtime.GOMAXPROCS(0)}
+	rw.emb.NoCollisions, rw.left.NoCollisions, rw.unlisted.NoCollisions = true, true, true
 	for _, o := range opts {
 		o(rw)
 	}
@@ -374,8 +382,12 @@ type result struct {
 	emb, left []rewrite.Occurrence
 	settings  []Setting
 	notes     []OperatorNote
-	warns     []error
-	errs      []error
+	// unlisted are the split references whose tag the operator picks.
+	unlisted []rewrite.Occurrence
+	// guessed are the guessed references listed or rewritten.
+	guessed []rewrite.Location
+	warns   []error
+	errs    []error
 }
 
 // record adds one document's result to the run, in input order: its images
@@ -397,6 +409,9 @@ func (rw *Rewriter) record(res result) []error {
 	for _, o := range res.left {
 		_ = rw.left.Add(o) // NoCollisions: never fails
 	}
+	for _, o := range res.unlisted {
+		_ = rw.unlisted.Add(o) // NoCollisions: never fails
+	}
 	rw.settings = append(rw.settings, res.settings...)
 	for _, n := range res.notes {
 		if rw.operators == nil {
@@ -409,10 +424,27 @@ func (rw *Rewriter) record(res result) []error {
 			rw.operators[n.Operator] = &n
 		}
 	}
+	for _, l := range res.guessed {
+		rw.guessed.add(l)
+	}
 	for _, w := range res.warns {
 		rw.warn(w)
 	}
 	return errs
+}
+
+// WarnGuessed passes to the warning function one *GuessedImages warning
+// that sums up the images found by key name in custom resources (see
+// Field.Guessed) since the last call, if there were any. Call it once at
+// the end of a run, after the images of every input were found; the CLI
+// and the KRM function do.
+func (rw *Rewriter) WarnGuessed() {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	if g := rw.guessed.warning(); g != nil {
+		rw.guessed = guessTally{}
+		rw.warn(g)
+	}
 }
 
 // process finds, maps and (when write is set) rewrites one document.
@@ -437,18 +469,20 @@ func (rw *Rewriter) process(d document, name string, write bool) result {
 	if err := dec.Decode(&next); !errors.Is(err, io.EOF) {
 		return result{errs: []error{&Error{Location: rewrite.Location{File: name, Line: d.line}, Err: errors.New("several YAML documents without a \"---\" line ending in \\n (lines end in a lone carriage return?): convert the line ends to \\n or \\r\\n")}}}
 	}
-	fd := rw.finder.findAll(&root, true)
+	fd := rw.finder.findAll(&root, true, !rw.noGuess)
 	fields, emb := fd.fields, fd.emb
 	where := func(f Field) rewrite.Location {
 		p := f.place()
 		return rewrite.Location{File: name, Line: d.line + p.Line - 1, Column: p.Column, Kind: f.Kind, Namespace: f.Namespace, Name: f.Name, Field: f.Path}
 	}
 	notes := rw.notes(fd.notes, where)
+	skipped := skipWarnings(fd.skipped, where)
 	if len(fields) == 0 && len(emb) == 0 {
-		return result{notes: notes}
+		return result{notes: notes, warns: skipped}
 	}
 	ms, res := rw.mapAll(fields, emb, where)
 	res.notes = notes
+	res.warns = append(res.warns, skipped...)
 	res.warns = append(res.warns, duplicateWarnings(&root, fields, emb, name, func(n *yaml.Node) int { return d.line + n.Line - 1 })...)
 	if len(res.errs) > 0 {
 		return res
@@ -491,6 +525,18 @@ func (rw *Rewriter) process(d document, name string, write bool) result {
 	return res
 }
 
+// skipWarnings are the warnings about values under keys that name an
+// image, not taken for images.
+func skipWarnings(ss []guessSkip, where func(Field) rewrite.Location) []error {
+	var out []error
+	for _, s := range ss {
+		loc := where(s.Field)
+		loc.Value = s.Value
+		out = append(out, &Error{Location: loc, Err: fmt.Errorf("%q left as written: %s; its key names an image, but it is not taken for one (write the reference in full, or list the field in imageFields)", s.Value, s.why)})
+	}
+	return out
+}
+
 // notes turns the finder's notes into OperatorNotes.
 func (rw *Rewriter) notes(ns []note, where func(Field) rewrite.Location) []OperatorNote {
 	var out []OperatorNote
@@ -506,8 +552,8 @@ func (rw *Rewriter) notes(ns []note, where func(Field) rewrite.Location) []Opera
 // (embedded, composed): for their exact line and column, and to rewrite
 // them in place. Each string is read once; positions are counted in byte
 // order, so long lines cost one pass. A reference to rewrite that is not
-// written verbatim is left as written with a warning (embedded) or is an
-// error (a composed reference: an image field).
+// written verbatim is left as written with a warning (embedded, guessed)
+// or is an error (a composed reference: an image field).
 func locateAll(d document, ms []mapped, res *result) {
 	byNode := map[*yaml.Node][]int{} // indexes into ms
 	var nodes []*yaml.Node
@@ -550,9 +596,13 @@ func locateAll(d document, ms []mapped, res *result) {
 				why = errors.New("not written verbatim in the file (escape sequences)")
 			}
 			why = fmt.Errorf("cannot rewrite %s in place: %w", m.field.Value, why)
-			if m.field.Embedded {
+			switch {
+			case m.field.Embedded:
 				res.warns = append(res.warns, &Error{Location: m.occ.Location, Err: fmt.Errorf("embedded image reference left as written: %w", why)})
-			} else {
+			case m.field.Guessed:
+				res.warns = append(res.warns, &Error{Location: m.occ.Location, Err: fmt.Errorf("guessed image left as written: %w", why)})
+				m.left = true
+			default:
 				res.errs = append(res.errs, &Error{Location: m.occ.Location, Err: why})
 			}
 			m.edit = nil
@@ -578,6 +628,9 @@ type mapped struct {
 	// unlisted: no image to list (a registry setting, or a split
 	// reference that cannot be composed).
 	unlisted bool
+	// left: a guessed reference left as written, with a warning, because
+	// it cannot be rewritten safely; it is neither listed nor rewritten.
+	left bool
 }
 
 // mapAll validates and maps the references found in a document. It is
@@ -589,7 +642,7 @@ func (rw *Rewriter) mapAll(fields, emb []Field, where func(Field) rewrite.Locati
 	ms := make([]mapped, 0, len(fields)+len(emb))
 	for _, f := range append(fields, emb...) {
 		loc := where(f)
-		loc.Embedded, loc.Named = f.Embedded, f.Embedded && f.Named
+		loc.Embedded, loc.Named, loc.Guessed = f.Embedded, f.Embedded && f.Named, f.Guessed
 		if f.Registry {
 			rw.mapSetting(f, loc, &ms, &res)
 			continue
@@ -603,7 +656,7 @@ func (rw *Rewriter) mapAll(fields, emb []Field, where func(Field) rewrite.Locati
 		}
 		if err != nil {
 			err = &Error{Location: loc, Err: err}
-			if rw.skipInvalid || f.Embedded {
+			if rw.skipInvalid || f.Embedded || f.Guessed {
 				res.warns = append(res.warns, err)
 			} else {
 				res.errs = append(res.errs, err)
@@ -716,13 +769,22 @@ func (rw *Rewriter) mapSetting(f Field, loc rewrite.Location, ms *[]mapped, res 
 }
 
 // finish sorts the occurrences of a document into the result: image fields
-// into occ; embedded references into emb, and into occ when listed or
-// rewritten, left otherwise.
+// into occ, split references whose tag the operator picks into unlisted;
+// embedded references into emb, and into occ when listed or rewritten,
+// left otherwise.
 func (rw *Rewriter) finish(ms []mapped, res *result) {
 	for _, m := range ms {
+		if m.left {
+			continue
+		}
+		if m.field.Guessed {
+			res.guessed = append(res.guessed, m.occ.Location)
+		}
 		if m.unlisted {
 			if m.field.Embedded {
 				res.emb = append(res.emb, m.occ)
+			} else if m.field.Incomplete != "" {
+				res.unlisted = append(res.unlisted, m.occ)
 			}
 			continue
 		}

@@ -131,6 +131,12 @@ type Config struct {
 	// like the other embedded references. By default they are listed and
 	// rewritten like image fields.
 	NoNamedEmbedded bool `yaml:"noNamedEmbedded,omitempty" json:"noNamedEmbedded,omitempty"`
+	// NoGuessImages leaves as written, and unlisted, the images that rehost
+	// finds in custom resources of kinds it has no entries for by the name
+	// of their keys (image, baseImage, sidecarImage, SIDECAR_IMAGE, ...;
+	// see docs/guessed-images.md). By default they are listed and rewritten
+	// like image fields, marked guessed, and one warning sums them up.
+	NoGuessImages bool `yaml:"noGuessImages,omitempty" json:"noGuessImages,omitempty"`
 	// NoAddRegistry turns off adding registry settings that are absent
 	// (tigera's Installation.spec.registry): absent settings are then only
 	// reported.

@@ -31,6 +31,11 @@ type Location struct {
 	// Named marks an embedded reference whose flag or env var name says
 	// image (--*-image=, *_IMAGE): listed and rewritten by default.
 	Named bool `json:"named,omitempty"`
+	// Guessed marks an image found in a custom resource of a kind rehost
+	// has no entries for, by the name of its key (image, baseImage,
+	// sidecarImage, ...) rather than by a known field: listed and
+	// rewritten by default (Config.NoGuessImages leaves it as written).
+	Guessed bool `json:"guessed,omitempty"`
 	// Origin says where the image came from when it is not an image field of
 	// a manifest, for example "annotation" for a chart's helm.sh/images.
 	Origin string `json:"origin,omitempty"`
