@@ -544,7 +544,9 @@ func (t *layoutTarget) writeIndexBlobs(ctx context.Context, idx v1.ImageIndex, d
 				return err
 			}
 		default:
-			wl, ok := idx.(interface{ Layer(v1.Hash) (v1.Layer, error) })
+			wl, ok := idx.(interface {
+				Layer(v1.Hash) (v1.Layer, error)
+			})
 			if !ok {
 				return fmt.Errorf("index child %s: media type %s cannot be read", d.Digest, Quote(string(d.MediaType)))
 			}
