@@ -108,11 +108,11 @@ func (r *layoutReader) image(desc v1.Descriptor) (v1.Image, error) {
 }
 
 // check walks everything desc refers to, before any of it is pushed:
-// each manifest and index is read (its declared and actual size bounded),
-// parsed, its children checked for cycles and depth, and its digest
-// verified; each config is read and verified; each layer and other blob
-// must be a regular file of its declared size (its content is verified as
-// it is pushed).
+// each index is read (its declared and actual size bounded), parsed, its
+// children checked for cycles and depth and walked, then its digest
+// verified; each image manifest and config is read (bounded) and verified;
+// each layer and other blob must be a regular file of its declared size
+// (its content is verified as it is pushed).
 func (r *layoutReader) check(desc v1.Descriptor) error {
 	return r.checkNode(desc, nil, map[v1.Hash]bool{})
 }
@@ -141,14 +141,14 @@ func (r *layoutReader) checkNode(desc v1.Descriptor, chain []v1.Hash, done map[v
 			if c.MediaType.IsIndex() && len(chain) >= MaxIndexDepth {
 				return fmt.Errorf("%s: %w (more than %d): %s", r.d.path, ErrTooDeep, MaxIndexDepth, showChain(append(chain, c.Digest)))
 			}
-		}
-		if err := r.d.verify(desc.Digest, raw); err != nil {
-			return err
-		}
-		for _, c := range im.Manifests {
 			if err := r.checkNode(c, chain, done); err != nil {
 				return err
 			}
+		}
+		// The digest last: a cycle (which only a blob that does not
+		// match its digest can make) is reported as the cycle it is.
+		if err := r.d.verify(desc.Digest, raw); err != nil {
+			return err
 		}
 	case desc.MediaType.IsImage():
 		img, err := r.image(desc)

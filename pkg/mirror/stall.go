@@ -67,7 +67,7 @@ func (g stallGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 	w.mu.Unlock()
 	r := req.WithContext(ctx)
 	if req.Body != nil && req.Body != http.NoBody {
-		r.Body = &watchedBody{ReadCloser: req.Body, w: w}
+		r.Body = &watchedBody{ReadCloser: req.Body, w: w, request: true}
 	}
 	resp, err := g.inner.RoundTrip(r)
 	if err != nil {
@@ -85,14 +85,15 @@ func (g stallGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 // watch counts the bytes a request moves and cancels it when a window
 // passes with too few.
 type watch struct {
-	mu     sync.Mutex
-	n      int64 // bytes moved in this window
-	min    int64
-	done   bool
-	stall  bool
-	timer  *time.Timer
-	cancel context.CancelFunc
-	err    *stallError
+	mu      sync.Mutex
+	n       int64 // bytes moved in this window
+	reading int   // reads of the request body under way
+	min     int64
+	done    bool
+	stall   bool
+	timer   *time.Timer
+	cancel  context.CancelFunc
+	err     *stallError
 }
 
 func (w *watch) moved(n int64) {
@@ -108,7 +109,10 @@ func (w *watch) tick(window time.Duration) func() {
 		if w.done {
 			return
 		}
-		if w.n < w.min {
+		// A request waiting for its own body waits for whoever supplies
+		// it (the source of a copy, which has its own watch), not for
+		// this registry.
+		if w.n < w.min && w.reading == 0 {
 			w.stall, w.done = true, true
 			w.cancel()
 			return
@@ -137,11 +141,21 @@ func (w *watch) stop() {
 // response body's errors become the stall error once the watch fired.
 type watchedBody struct {
 	io.ReadCloser
-	w        *watch
-	response bool
+	w                 *watch
+	request, response bool
 }
 
 func (b *watchedBody) Read(p []byte) (int, error) {
+	if b.request {
+		b.w.mu.Lock()
+		b.w.reading++
+		b.w.mu.Unlock()
+		defer func() {
+			b.w.mu.Lock()
+			b.w.reading--
+			b.w.mu.Unlock()
+		}()
+	}
 	n, err := b.ReadCloser.Read(p)
 	b.w.moved(int64(n))
 	if err != nil && err != io.EOF && b.w.fired() {
