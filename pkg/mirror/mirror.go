@@ -326,6 +326,9 @@ func (m *Mirror) do(ctx context.Context, rs *runState, t task) Result {
 		res.Bytes = c.n.Load()
 	}
 	if err != nil {
+		if cause := context.Cause(ctx); ctx.Err() != nil && cause != nil && !errors.Is(err, cause) {
+			err = fmt.Errorf("%w (%v)", err, cause) // "context canceled (interrupt signal received)"
+		}
 		res.Status, res.Err = Failed, m.secrets.safe(err)
 	}
 	m.report(func(r Reporter) { r.Done(res) })
