@@ -338,10 +338,11 @@ func interruptible(parent context.Context, stderr io.Writer, grace time.Duration
 }
 
 // interruption is the signal that cancelled ctx (an error naming it), or
-// nil.
+// nil. The cause is compared by identity: a signal's cause also "is"
+// context.Canceled.
 func interruption(ctx context.Context) error {
 	cause := context.Cause(ctx)
-	if cause == nil || errors.Is(cause, context.Canceled) || errors.Is(cause, context.DeadlineExceeded) {
+	if cause == nil || cause == context.Canceled || cause == context.DeadlineExceeded { //nolint:errorlint // identity intended
 		return nil
 	}
 	return cause
