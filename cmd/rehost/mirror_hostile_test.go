@@ -312,8 +312,8 @@ func TestMirrorCLIStallTimeout(t *testing.T) {
 		})
 	})
 	dst := loopbackRegistry(t, nil)
-	_, errOut, code := rehost(t, src+"/team/app:1\n", "mirror", "--image-list", "-", "--registry", dst, "--progress", "plain", "--stall-timeout", "100ms")
-	if code != 1 || !strings.Contains(errOut, "registry stalled: less than 102 bytes moved in 100ms") {
+	_, errOut, code := rehost(t, src+"/team/app:1\n", "mirror", "--image-list", "-", "--registry", dst, "--progress", "plain", "--stall-timeout", "300ms")
+	if code != 1 || !strings.Contains(errOut, "registry stalled: less than 307 bytes moved in 300ms") {
 		t.Errorf("exit %d, stderr:\n%s", code, errOut)
 	}
 	for _, bad := range []string{"0", "-1s"} {

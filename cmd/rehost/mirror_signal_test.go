@@ -236,7 +236,11 @@ func TestInterruptible(t *testing.T) {
 	for _, windsDown := range []bool{false, true} {
 		var errOut bytes.Buffer
 		exited := make(chan int, 1)
-		ctx, stop := interruptible(context.Background(), &errOut, 50*time.Millisecond, func(code int) { exited <- code })
+		grace := 50 * time.Millisecond
+		if windsDown {
+			grace = exitBound // stop comes well before it
+		}
+		ctx, stop := interruptible(context.Background(), &errOut, grace, func(code int) { exited <- code })
 		if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
 			t.Fatal(err)
 		}
@@ -249,7 +253,7 @@ func TestInterruptible(t *testing.T) {
 			select {
 			case code := <-exited:
 				t.Errorf("exit(%d) after the run wound down", code)
-			case <-time.After(500 * time.Millisecond):
+			case <-time.After(exitBound + time.Second):
 			}
 			continue
 		}

@@ -233,7 +233,9 @@ func TestHostileRegistrySlowBlobs(t *testing.T) {
 				dst := newTestRegistry(t)
 				push(t, src.host+"/team/app:1", img)
 				job := Job{Source: src.host + "/team/app:1", Target: dst.host + "/team/app:1"}
-				m := newMirror(t, Options{StallTimeout: 200 * time.Millisecond, Attachments: AttachmentsNone, Backoff: quickBackoff})
+				// Short enough for a test, long enough for a loaded machine
+				// not to stall the registries that behave.
+				m := newMirror(t, Options{StallTimeout: 500 * time.Millisecond, Attachments: AttachmentsNone, Backoff: quickBackoff})
 				dir := filepath.Join(t.TempDir(), "bundle")
 				var s Summary
 				var err error
@@ -291,7 +293,7 @@ func TestHostileRegistryStalledManifest(t *testing.T) {
 		inner.ServeHTTP(w, r)
 	}))
 	dst := newTestRegistry(t)
-	m := newMirror(t, Options{StallTimeout: 100 * time.Millisecond})
+	m := newMirror(t, Options{StallTimeout: 300 * time.Millisecond})
 	var s Summary
 	within(t, hang, func() {
 		s = m.Copy(context.Background(), []Job{{Source: src.host + "/team/app:1", Target: dst.host + "/team/app:1"}})

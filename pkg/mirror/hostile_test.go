@@ -201,13 +201,10 @@ func (b *bundle) manifest(t *testing.T, d v1.Descriptor) *v1.Manifest {
 	return m
 }
 
-// importInto pushes the bundle into its destination registry, with a
-// short stall timeout, and fails the test if that hangs.
+// importInto pushes the bundle into its destination registry, and fails
+// the test if that hangs.
 func (b *bundle) importInto(t *testing.T, o Options) (s Summary, err error) {
 	t.Helper()
-	if o.StallTimeout == 0 {
-		o.StallTimeout = 500 * time.Millisecond
-	}
 	m := newMirror(t, o)
 	mp := mapper(t, rewrite.Config{Registry: b.dst.host})
 	within(t, hang, func() { s, err = m.Import(context.Background(), b.dir, mp) })

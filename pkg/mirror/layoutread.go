@@ -163,6 +163,9 @@ func (r *layoutReader) checkNode(desc v1.Descriptor, chain []v1.Hash, done map[v
 			return err
 		}
 		for _, l := range m.Layers {
+			if !l.MediaType.IsDistributable() {
+				continue // a foreign layer: pushed by reference, never read
+			}
 			if err := r.d.statBlob(l); err != nil {
 				return err
 			}

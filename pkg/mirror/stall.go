@@ -85,10 +85,12 @@ func (g stallGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 // watch counts the bytes a request moves and cancels it when a window
 // passes with too few.
 type watch struct {
-	mu      sync.Mutex
-	n       int64 // bytes moved in this window
-	reading int   // reads of the request body under way
-	min     int64
+	mu        sync.Mutex
+	n         int64         // bytes moved in this window
+	reading   int           // reads of the request body under way
+	readStart time.Time     // when the first of them started
+	inRead    time.Duration // time spent reading the request body in this window
+	min       int64
 	done    bool
 	stall   bool
 	timer   *time.Timer
@@ -109,16 +111,41 @@ func (w *watch) tick(window time.Duration) func() {
 		if w.done {
 			return
 		}
-		// A request waiting for its own body waits for whoever supplies
-		// it (the source of a copy, which has its own watch), not for
-		// this registry.
-		if w.n < w.min && w.reading == 0 {
+		// A request that spent most of the window waiting for its own
+		// body waits for whoever supplies it (the source of a copy,
+		// which has its own watch), not for this registry.
+		inRead := w.inRead
+		if w.reading > 0 {
+			now := time.Now()
+			inRead += now.Sub(w.readStart)
+			w.readStart = now
+		}
+		if w.n < w.min && inRead < window/2 {
 			w.stall, w.done = true, true
 			w.cancel()
 			return
 		}
-		w.n = 0
+		w.n, w.inRead = 0, 0
 		w.timer.Reset(window)
+	}
+}
+
+// startRead and endRead bracket a read of the request body.
+func (w *watch) startRead() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.reading == 0 {
+		w.readStart = time.Now()
+	}
+	w.reading++
+}
+
+func (w *watch) endRead() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.reading--
+	if w.reading == 0 {
+		w.inRead += time.Since(w.readStart)
 	}
 }
 
@@ -147,14 +174,8 @@ type watchedBody struct {
 
 func (b *watchedBody) Read(p []byte) (int, error) {
 	if b.request {
-		b.w.mu.Lock()
-		b.w.reading++
-		b.w.mu.Unlock()
-		defer func() {
-			b.w.mu.Lock()
-			b.w.reading--
-			b.w.mu.Unlock()
-		}()
+		b.w.startRead()
+		defer b.w.endRead()
 	}
 	n, err := b.ReadCloser.Read(p)
 	b.w.moved(int64(n))
