@@ -238,7 +238,7 @@ func TestInterruptible(t *testing.T) {
 		exited := make(chan int, 1)
 		grace := 50 * time.Millisecond
 		if windsDown {
-			grace = exitBound // stop comes well before it
+			grace = time.Second // stop comes well before it
 		}
 		ctx, stop := interruptible(context.Background(), &errOut, grace, func(code int) { exited <- code })
 		if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
@@ -253,7 +253,7 @@ func TestInterruptible(t *testing.T) {
 			select {
 			case code := <-exited:
 				t.Errorf("exit(%d) after the run wound down", code)
-			case <-time.After(exitBound + time.Second):
+			case <-time.After(grace + grace/2):
 			}
 			continue
 		}

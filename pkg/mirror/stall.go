@@ -91,11 +91,11 @@ type watch struct {
 	readStart time.Time     // when the first of them started
 	inRead    time.Duration // time spent reading the request body in this window
 	min       int64
-	done    bool
-	stall   bool
-	timer   *time.Timer
-	cancel  context.CancelFunc
-	err     *stallError
+	done      bool
+	stall     bool
+	timer     *time.Timer
+	cancel    context.CancelFunc
+	err       *stallError
 }
 
 func (w *watch) moved(n int64) {
