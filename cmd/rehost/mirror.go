@@ -9,7 +9,9 @@ import (
 	"os/signal"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/rehost/rehost/pkg/manifest"
@@ -31,6 +33,7 @@ type mirrorFlags struct {
 	progress        string
 	attachments     string
 	dryRun, pin     bool
+	stallTimeout    time.Duration
 }
 
 func newMirrorCmd(s streams) *cobra.Command {
@@ -84,6 +87,16 @@ retried on 5xx, 429 and connection errors; images that still fail are listed at
 the end and the exit status is 1. Credentials come from the Docker config
 (~/.docker/config.json and its credential helpers) and are never printed.
 
+A layout given to --from-oci is treated as hostile (it may have travelled on
+removable media): no symbolic link inside it is followed, index.json,
+manifests and indexes are bounded to 4 MiB, indexes that list themselves are
+refused, and every blob must match its size and digest, or its image fails
+and nothing of it is pushed. --to-oci never writes through a link either.
+Messages quote what comes from a layout or a registry, and never show
+credentials. A request that moves less than 1 KiB/s for --stall-timeout is
+abandoned. SIGINT or SIGTERM stops a run at any stage; running the same
+command again finishes it. docs/mirror-security.md has the details.
+
 Progress goes to stderr: a status line on a terminal, one line per image
 otherwise (or with --progress plain), and a summary that counts images and
 attachments apart. Standard output is empty, except:
@@ -131,29 +144,35 @@ attachments apart. Standard output is empty, except:
 			if err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(commandContext(cmd), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-
-			var sum mirror.Summary
-			if f.fromOCI != "" {
-				if sum, err = m.Import(ctx, f.fromOCI, rw.Mapper()); err != nil {
-					return err
-				}
-			} else {
+			var jobs []mirror.Job
+			if f.fromOCI == "" {
+				// Reading the inputs writes nothing: a signal stops it
+				// the default way.
 				if err := collectImages(rw, args, f.imageList, &hf, s); err != nil {
 					return err
 				}
 				reportEmbedded(s, rw, "copied", "rehost images --embedded lists them; copy them with --image-list")
 				reportGuessed(rw)
 				reportOperators(s, rw)
-				jobs := mirror.Jobs(rw.Images())
-				if f.toOCI != "" {
-					if sum, err = m.Export(ctx, jobs, f.toOCI); err != nil {
-						return err
-					}
-				} else {
-					sum = m.Copy(ctx, jobs)
-				}
+				jobs = mirror.Jobs(rw.Images())
+			}
+			ctx, stop := interruptible(commandContext(cmd), s.err, stopGrace, os.Exit)
+			defer stop()
+
+			var sum mirror.Summary
+			switch {
+			case f.fromOCI != "":
+				sum, err = m.Import(ctx, f.fromOCI, rw.Mapper())
+			case f.toOCI != "":
+				sum, err = m.Export(ctx, jobs, f.toOCI)
+			default:
+				sum = m.Copy(ctx, jobs)
+			}
+			if cause := interruption(ctx); cause != nil {
+				return fmt.Errorf("mirror stopped (%v): %d of %d images done; nothing half-written is listed as done: run the same command again to finish", cause, sum.Copied+sum.Skipped, len(sum.Results))
+			}
+			if err != nil {
+				return err
 			}
 			if sum.Failed > 0 || sum.Attachments.Failed > 0 {
 				return failures(sum)
@@ -182,6 +201,7 @@ attachments apart. Standard output is empty, except:
 	fs.StringVar(&f.attachments, "attachments", string(mirror.AttachmentsAll), "what attached to each image is copied with it: all (signatures, attestations, SBOMs, other referrers), signatures, or none")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the plan (what would be copied where, attachments included) on stdout; copy nothing")
 	fs.BoolVar(&f.pin, "pin", false, "print SOURCE<TAB>TARGET@DIGEST lines on stdout, digests resolved with HEAD requests")
+	fs.DurationVar(&f.stallTimeout, "stall-timeout", mirror.DefaultStallTimeout, "give up on a registry request that moves less than 1 KiB/s over this long (waiting for an answer included); it is retried, then its image fails")
 	return cmd
 }
 
@@ -197,6 +217,9 @@ func (f *mirrorFlags) validate(args []string) error {
 	if f.jobs < 1 {
 		return fmt.Errorf("--jobs %d: want at least 1", f.jobs)
 	}
+	if f.stallTimeout <= 0 {
+		return fmt.Errorf("--stall-timeout %s: want a positive duration, like 2m", f.stallTimeout)
+	}
 	if f.toOCI != "" && f.fromOCI != "" {
 		return errors.New("--to-oci and --from-oci exclude each other")
 	}
@@ -208,7 +231,7 @@ func (f *mirrorFlags) validate(args []string) error {
 
 // options turns the flags into mirror options.
 func (f *mirrorFlags) options(mapper *rewrite.Mapper, s streams) (mirror.Options, error) {
-	o := mirror.Options{Jobs: f.jobs, DryRun: f.dryRun, Pin: f.pin, Insecure: f.insecureSources, Attachments: mirror.Attachments(f.attachments)}
+	o := mirror.Options{Jobs: f.jobs, DryRun: f.dryRun, Pin: f.pin, Insecure: f.insecureSources, Attachments: mirror.Attachments(f.attachments), StallTimeout: f.stallTimeout}
 	if f.insecure {
 		o.Insecure = append(o.Insecure, mapper.Registry())
 	}
@@ -279,6 +302,55 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
+// stopGrace is how long a signalled run may take to wind down (abandon
+// its requests, remove its temporary files) before the process exits
+// anyway.
+const stopGrace = 5 * time.Second
+
+// interruptible returns a context that SIGINT and SIGTERM cancel, with
+// the signal as its cause. After the first signal the default action is
+// back, so that a second one kills at once; and should the run not wind
+// down within grace, exit(1) ends the process. stop releases it all.
+func interruptible(parent context.Context, stderr io.Writer, grace time.Duration, exit func(int)) (ctx context.Context, stop func()) {
+	ctx, unnotify := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+		}
+		unnotify()
+		if interruption(ctx) == nil {
+			return
+		}
+		select {
+		case <-done:
+		case <-time.After(grace):
+			fmt.Fprintf(stderr, "rehost: %v, and the mirror did not stop within %s: exiting\n", context.Cause(ctx), grace)
+			exit(1)
+		}
+	}()
+	var once sync.Once
+	return ctx, func() {
+		once.Do(func() {
+			close(done)
+			unnotify()
+		})
+	}
+}
+
+// interruption is the signal that cancelled ctx (an error naming it), or
+// nil. The cause is compared by identity: a signal's cause also "is"
+// context.Canceled.
+func interruption(ctx context.Context) error {
+	cause := context.Cause(ctx)
+	if cause == nil || cause == context.Canceled || cause == context.DeadlineExceeded { //nolint:errorlint // identity intended
+		return nil
+	}
+	return cause
+}
+
 func commandContext(cmd *cobra.Command) context.Context {
 	if ctx := cmd.Context(); ctx != nil {
 		return ctx
@@ -331,13 +403,15 @@ func failures(s mirror.Summary) error {
 	default:
 		fmt.Fprintf(&b, "mirror: %d of %d images and %d attachments failed:", s.Failed, len(s.Results), s.Attachments.Failed)
 	}
+	// Sources may come from a layout's annotations: quoted. Errors are
+	// scrubbed of credentials and escapes by package mirror.
 	for _, r := range s.Results {
 		if r.Status == mirror.Failed {
-			fmt.Fprintf(&b, "\n  %s -> %s: %v", r.Source, r.Destination, r.Err)
+			fmt.Fprintf(&b, "\n  %s -> %s: %v", mirror.Quote(r.Source), mirror.Quote(r.Destination), r.Err)
 		}
 		for _, a := range r.Attachments {
 			if a.Status == mirror.Failed {
-				fmt.Fprintf(&b, "\n  %s %s -> %s: %v", a.Kind, a.Source, a.Destination, a.Err)
+				fmt.Fprintf(&b, "\n  %s %s -> %s: %v", mirror.Quote(string(a.Kind)), mirror.Quote(a.Source), mirror.Quote(a.Destination), a.Err)
 			}
 		}
 	}

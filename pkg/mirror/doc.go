@@ -35,6 +35,15 @@
 // private addresses included; only loopback hosts may answer in plain HTTP
 // (with a notice to a Reporter that implements Noticer).
 //
+// Layouts and registries are untrusted (docs/mirror-security.md): no
+// symbolic link inside a layout is followed (ErrSymlink), everything read
+// from a layout is bounded (MaxManifestSize, MaxConfigSize) and checked
+// against its size and digest before it is pushed or as it streams, index
+// graphs are walked for cycles and depth first (ErrCycle, ErrTooDeep),
+// files are written through a temporary file and a rename, a registry that
+// stalls is given up on (Options.StallTimeout, ErrStalled), and messages
+// quote what came from a layout (Quote) and never show credentials.
+//
 // The package prints nothing: progress goes to a [Reporter] (see
 // [NewLineReporter] and [NewTerminalReporter]).
 package mirror

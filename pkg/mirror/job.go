@@ -152,10 +152,11 @@ type AttachmentError struct {
 	Attachment Attachment
 }
 
-// Error is "SOURCE -> TARGET: KIND SOURCE -> DESTINATION: reason".
+// Error is "SOURCE -> TARGET: KIND SOURCE -> DESTINATION: reason", with
+// untrusted strings quoted (Quote).
 func (e *AttachmentError) Error() string {
 	a := e.Attachment
-	return fmt.Sprintf("%s -> %s: %s %s -> %s: %v", e.Job.Source, e.Job.Target, a.Kind, a.Source, a.Destination, a.Err)
+	return fmt.Sprintf("%s -> %s: %s %s -> %s: %s", Quote(e.Job.Source), Quote(e.Job.Target), Quote(string(a.Kind)), Quote(a.Source), Quote(a.Destination), errText(a.Err))
 }
 
 // Unwrap returns the reason, for errors.Is and errors.As.
@@ -167,12 +168,13 @@ type ImageError struct {
 	Err error
 }
 
-// Error is "SOURCE -> TARGET: reason".
+// Error is "SOURCE -> TARGET: reason", with untrusted strings quoted
+// (Quote).
 func (e *ImageError) Error() string {
 	if e.Job.Target == "" {
-		return fmt.Sprintf("%s: %v", e.Job.Source, e.Err)
+		return fmt.Sprintf("%s: %s", Quote(e.Job.Source), errText(e.Err))
 	}
-	return fmt.Sprintf("%s -> %s: %v", e.Job.Source, e.Job.Target, e.Err)
+	return fmt.Sprintf("%s -> %s: %s", Quote(e.Job.Source), Quote(e.Job.Target), errText(e.Err))
 }
 
 // Unwrap returns the reason, for errors.Is and errors.As.

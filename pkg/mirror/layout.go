@@ -1,23 +1,23 @@
 package mirror
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/partial"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/rehost/rehost/pkg/rewrite"
+	"golang.org/x/sync/errgroup"
 )
 
 // Annotations rehost writes on the index.json descriptors of an OCI image
@@ -52,17 +52,26 @@ const (
 // AnnotationRefName, AnnotationContainerdName) and the target
 // (AnnotationTarget); an image already there with the same digest is
 // skipped, one whose source moved to another digest is replaced. A blob
-// already in the layout is not written again. Attachments
-// (Options.Attachments) get descriptors of their own in index.json, marked
-// with AnnotationAttachment and AnnotationSubject: cosign tags as tagged
-// manifests, referrers by digest. The returned error is about the layout
-// itself; per-image failures are in the Summary.
+// already in the layout (a regular file of the right size) is not written
+// again. Attachments (Options.Attachments) get descriptors of their own in
+// index.json, marked with AnnotationAttachment and AnnotationSubject:
+// cosign tags as tagged manifests, referrers by digest.
+//
+// Nothing is written outside dir, and no symbolic link inside it is
+// followed: a link at oci-layout, index.json, blobs, blobs/<algorithm> or a
+// blob fails the run with ErrSymlink naming it. Every file is written to a
+// temporary file beside it, checked (blobs against their digest and size)
+// and renamed into place; index.json names an image only once all its
+// blobs are written, so an interrupted run leaves a layout that a new run
+// completes. The returned error is about the layout itself; per-image
+// failures are in the Summary.
 func (m *Mirror) Export(ctx context.Context, jobs []Job, dir string) (Summary, error) {
 	dest := &layoutTarget{dir: dir}
 	if !m.opts.DryRun {
 		if err := dest.open(); err != nil {
-			return Summary{}, err
+			return Summary{}, m.secrets.safe(err)
 		}
+		defer dest.close()
 	}
 	tasks := make([]task, len(jobs))
 	for i, j := range jobs {
@@ -78,7 +87,7 @@ func (m *Mirror) Export(ctx context.Context, jobs []Job, dir string) (Summary, e
 	if m.opts.DryRun {
 		return s, nil
 	}
-	return s, dest.sort()
+	return s, m.secrets.safe(dest.flush())
 }
 
 // Import pushes every image of the OCI image layout at dir into a registry.
@@ -91,20 +100,29 @@ func (m *Mirror) Export(ctx context.Context, jobs []Job, dir string) (Summary, e
 // attachments stored with an image (see Export) are pushed with it, into
 // the same target repository: cosign tags under their tag, referrers by
 // digest (with the referrers API where the registry serves it, else its
-// tag schema). The returned error is about reading the layout; per-image
-// failures are in the Summary.
+// tag schema).
+//
+// The layout is untrusted (it may come on removable media): no symbolic
+// link inside it is followed (ErrSymlink); index.json, manifests and
+// indexes are bounded by MaxManifestSize and configs by MaxConfigSize,
+// declared sizes checked before anything is read (ErrTooLarge); every blob
+// must match its declared size (ErrSizeMismatch) and digest
+// (ErrDigestMismatch); and everything an image refers to is walked before
+// any of it is pushed, refusing indexes that list themselves (ErrCycle) or
+// nest deeper than MaxIndexDepth (ErrTooDeep). Such an image fails, naming
+// the file or the chain of digests, and nothing of it is pushed; layers
+// are checked as they stream, and a layer that does not match fails its
+// image before its manifest is pushed. The returned error is about reading
+// index.json; per-image failures are in the Summary.
 func (m *Mirror) Import(ctx context.Context, dir string, mapper *rewrite.Mapper) (Summary, error) {
-	p, err := layout.FromPath(dir)
+	lr, ii, err := openLayout(dir)
 	if err != nil {
-		return Summary{}, fmt.Errorf("%s: not an OCI image layout: %w", dir, err)
+		return Summary{}, m.secrets.safe(err)
 	}
-	ii, err := p.ImageIndex()
-	if err != nil {
-		return Summary{}, fmt.Errorf("%s: %w", dir, err)
-	}
+	defer lr.Close()
 	im, err := ii.IndexManifest()
 	if err != nil {
-		return Summary{}, fmt.Errorf("%s: index.json: %w", dir, err)
+		return Summary{}, m.secrets.safe(err)
 	}
 	var tasks []task
 	var notices []notice
@@ -113,7 +131,7 @@ func (m *Mirror) Import(ctx context.Context, dir string, mapper *rewrite.Mapper)
 			continue // pushed with its image
 		}
 		src := layoutSource(d)
-		t := task{Job: Job{Source: src}, origin: layoutOrigin{index: ii, desc: d, all: im.Manifests, repo: repoOf(src)}}
+		t := task{Job: Job{Source: src}, origin: layoutOrigin{r: lr, index: ii, desc: d, all: im.Manifests, repo: repoOf(src)}}
 		if src == "" {
 			t.Job.Source = fmt.Sprintf("%s index.json manifests[%d] (%s)", dir, i, d.Digest)
 			t.err = fmt.Errorf("no source reference recorded (annotation %s)", AnnotationSource)
@@ -180,7 +198,7 @@ func orphans(ii v1.ImageIndex, all []v1.Descriptor, tasks []task) []notice {
 	for _, d := range all {
 		src := d.Annotations[AnnotationSource]
 		if d.Annotations[AnnotationAttachment] != "" && !reached[repoOf(src)+"@"+d.Digest.String()] {
-			out = append(out, notice{Job{Source: src}, fmt.Sprintf("not pushed: this %s is attached to %s, which is not an image of the layout", d.Annotations[AnnotationAttachment], d.Annotations[AnnotationSubject])})
+			out = append(out, notice{Job{Source: src}, fmt.Sprintf("not pushed: this %s is attached to %s, which is not an image of the layout", Quote(d.Annotations[AnnotationAttachment]), Quote(d.Annotations[AnnotationSubject]))})
 		}
 	}
 	return out
@@ -213,8 +231,9 @@ func repoOf(s string) string {
 
 // layoutOrigin reads an image from a layout.
 type layoutOrigin struct {
-	index v1.ImageIndex
-	desc  v1.Descriptor
+	r     *layoutReader
+	index v1.ImageIndex   // index.json
+	desc  v1.Descriptor   // the image's descriptor in index.json
 	all   []v1.Descriptor // index.json, for attachments
 	repo  string          // the source repository of the image
 }
@@ -242,7 +261,7 @@ func (o layoutOrigin) attachments(_ context.Context, _ *runState, h v1.Hash) ([]
 			continue
 		}
 		f := found{kind: AttachmentKind(kind), subject: h, tag: r.Tag, src: src,
-			origin: layoutOrigin{index: o.index, desc: d, all: o.all, repo: o.repo}}
+			origin: layoutOrigin{r: o.r, index: o.index, desc: d, all: o.all, repo: o.repo}}
 		if f.tag == "" {
 			d := d
 			f.desc = &d
@@ -252,57 +271,97 @@ func (o layoutOrigin) attachments(_ context.Context, _ *runState, h v1.Hash) ([]
 	return out, "", nil
 }
 
+// get checks everything the image refers to (layoutReader.check) before
+// returning it: nothing of an image that fails is pushed.
 func (o layoutOrigin) get(context.Context) (artifact, error) {
-	switch {
-	case o.desc.MediaType.IsIndex():
-		idx, err := o.index.ImageIndex(o.desc.Digest)
-		return artifact{idx: idx}, err
-	case o.desc.MediaType.IsImage():
-		img, err := o.index.Image(o.desc.Digest)
-		return artifact{img: img}, err
+	if !o.desc.MediaType.IsIndex() && !o.desc.MediaType.IsImage() {
+		return artifact{}, fmt.Errorf("unsupported media type %s", Quote(string(o.desc.MediaType)))
 	}
-	return artifact{}, fmt.Errorf("unsupported media type %s", o.desc.MediaType)
+	if err := o.r.check(o.desc); err != nil {
+		return artifact{}, err
+	}
+	if o.desc.MediaType.IsIndex() {
+		idx, err := o.r.index(o.desc)
+		return artifact{idx: idx}, err
+	}
+	img, err := o.r.image(o.desc)
+	return artifact{img: img}, err
 }
 
-// layoutTarget writes into a layout. Blobs are written concurrently (the
-// layout package writes layers to temporary files and renames them);
-// index.json is read and rewritten under a lock.
+// layoutTarget writes into a layout (see ociDir): blobs concurrently,
+// each through a temporary file; index.json under a lock, rewritten whole
+// after each image.
 type layoutTarget struct {
 	dir  string
-	path layout.Path
+	d    *ociDir
+	r    *layoutReader
 	mu   sync.Mutex
+	im   v1.IndexManifest
 	have map[string]v1.Descriptor // source -> descriptor in index.json
 }
 
 func (t *layoutTarget) downloads() bool { return true }
 
+// open opens the layout, creating it when missing: oci-layout,
+// index.json, blobs/ and blobs/sha256/ must be what they say, never links.
 func (t *layoutTarget) open() error {
-	_, err := os.Stat(filepath.Join(t.dir, "index.json"))
+	d, err := openOCIDir(t.dir, true)
+	if err != nil {
+		return fmt.Errorf("OCI layout %s: %w", t.dir, err)
+	}
+	t.d, t.r = d, &layoutReader{d: d}
+	if err := t.init(); err != nil {
+		d.Close()
+		return err
+	}
+	return nil
+}
+
+func (t *layoutTarget) init() error {
+	_, err := t.d.lstat("oci-layout")
 	switch {
 	case err == nil:
-		t.path, err = layout.FromPath(t.dir)
+		if err := t.r.checkLayoutFile(); err != nil {
+			return err
+		}
 	case errors.Is(err, fs.ErrNotExist):
-		t.path, err = layout.Write(t.dir, empty.Index)
+		if err := t.d.writeFile("oci-layout", []byte(`{"imageLayoutVersion":"1.0.0"}`)); err != nil {
+			return err
+		}
+	default:
+		return err
 	}
-	if err != nil {
-		return fmt.Errorf("OCI layout %s: %w", t.dir, err)
+	_, err = t.d.lstat("index.json")
+	switch {
+	case err == nil:
+		raw, err := t.d.readFile("index.json", MaxManifestSize)
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(raw, &t.im); err != nil {
+			return fmt.Errorf("%s: not an index: %v", t.d.show("index.json"), err)
+		}
+	case errors.Is(err, fs.ErrNotExist):
+		t.im = v1.IndexManifest{SchemaVersion: 2, MediaType: types.OCIImageIndex, Manifests: []v1.Descriptor{}}
+		if err := t.writeIndex(); err != nil {
+			return err
+		}
+	default:
+		return err
 	}
-	ii, err := t.path.ImageIndex()
-	if err != nil {
-		return fmt.Errorf("OCI layout %s: %w", t.dir, err)
-	}
-	im, err := ii.IndexManifest()
-	if err != nil {
-		return fmt.Errorf("OCI layout %s: %w", t.dir, err)
+	if err := t.d.mkdirs("blobs/sha256"); err != nil {
+		return err
 	}
 	t.have = map[string]v1.Descriptor{}
-	for _, d := range im.Manifests {
+	for _, d := range t.im.Manifests {
 		if s := d.Annotations[AnnotationSource]; s != "" {
 			t.have[s] = d
 		}
 	}
 	return nil
 }
+
+func (t *layoutTarget) close() { t.d.Close() }
 
 func (t *layoutTarget) current(_ context.Context, it item) (*v1.Descriptor, error) {
 	t.mu.Lock()
@@ -314,12 +373,22 @@ func (t *layoutTarget) current(_ context.Context, it item) (*v1.Descriptor, erro
 	return &d, nil
 }
 
+// indexOf reads the index h that index.json lists.
 func (t *layoutTarget) indexOf(_ context.Context, _ item, h v1.Hash) (v1.ImageIndex, error) {
-	ii, err := t.path.ImageIndex()
-	if err != nil {
-		return nil, err
+	t.mu.Lock()
+	var found *v1.Descriptor
+	for _, d := range t.im.Manifests {
+		if d.Digest == h {
+			d := d
+			found = &d
+			break
+		}
 	}
-	return ii.ImageIndex(h)
+	t.mu.Unlock()
+	if found == nil {
+		return nil, fmt.Errorf("index %s: not in %s", h, t.d.show("index.json"))
+	}
+	return t.r.index(*found)
 }
 
 // attached stores an attachment in the same layout; the target recorded
@@ -336,21 +405,21 @@ func (t *layoutTarget) attached(j Job, f found) (target, string, string, error) 
 	return t, ref, "oci:" + t.dir, nil
 }
 
-func (t *layoutTarget) put(_ context.Context, it item, a artifact) error {
+func (t *layoutTarget) put(ctx context.Context, it item, a artifact) error {
 	j := it.Job
 	var d *v1.Descriptor
 	var err error
 	switch {
 	case a.idx != nil:
-		if err = t.path.WriteIndex(a.idx); err == nil {
+		if err = t.writeIndexBlobs(ctx, a.idx, 1); err == nil {
 			d, err = partial.Descriptor(a.idx)
 		}
 	case a.img != nil:
-		if err = t.path.WriteImage(a.img); err == nil {
+		if err = t.writeImage(ctx, a.img); err == nil {
 			d, err = partial.Descriptor(a.img)
 		}
 	default:
-		err = fmt.Errorf("media type %s cannot be stored in an OCI layout", a.raw.MediaType)
+		err = fmt.Errorf("media type %s cannot be stored in an OCI layout", Quote(string(a.raw.MediaType)))
 	}
 	if err != nil {
 		return err
@@ -375,37 +444,149 @@ func (t *layoutTarget) put(_ context.Context, it item, a artifact) error {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if _, ok := t.have[j.Source]; ok {
-		if err := t.path.RemoveDescriptors(func(d v1.Descriptor) bool { return d.Annotations[AnnotationSource] == j.Source }); err != nil {
-			return err
+	kept := t.im.Manifests[:0:0]
+	for _, d := range t.im.Manifests {
+		if d.Annotations[AnnotationSource] != j.Source {
+			kept = append(kept, d)
 		}
 	}
-	if err := t.path.AppendDescriptor(desc); err != nil {
+	t.im.Manifests = append(kept, desc)
+	if err := t.writeIndex(); err != nil {
 		return err
 	}
 	t.have[j.Source] = desc
 	return nil
 }
 
-// sort orders index.json by source, so that a layout written twice from
-// the same images is the same whatever order the jobs finished in.
-func (t *layoutTarget) sort() error {
+// blobJobs is how many blobs of an image are written at once.
+const blobJobs = 4
+
+// writeImage writes the layers, config and manifest of img.
+func (t *layoutTarget) writeImage(ctx context.Context, img v1.Image) error {
+	layers, err := img.Layers()
+	if err != nil {
+		return err
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(blobJobs)
+	for _, l := range layers {
+		g.Go(func() error { return t.writeLayer(gctx, l) })
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	cfgName, err := img.ConfigName()
+	if err != nil {
+		return err
+	}
+	cfg, err := img.RawConfigFile()
+	if err != nil {
+		return err
+	}
+	if err := t.writeBytes(ctx, cfgName, cfg); err != nil {
+		return err
+	}
+	h, err := img.Digest()
+	if err != nil {
+		return err
+	}
+	raw, err := img.RawManifest()
+	if err != nil {
+		return err
+	}
+	return t.writeBytes(ctx, h, raw)
+}
+
+func (t *layoutTarget) writeLayer(ctx context.Context, l v1.Layer) error {
+	h, err := l.Digest()
+	if err != nil {
+		return err
+	}
+	size, err := l.Size()
+	if err != nil {
+		return err
+	}
+	return t.d.writeBlob(ctx, h, size, l.Compressed)
+}
+
+func (t *layoutTarget) writeBytes(ctx context.Context, h v1.Hash, b []byte) error {
+	return t.d.writeBlob(ctx, h, int64(len(b)), func() (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(b)), nil
+	})
+}
+
+// writeIndexBlobs writes what idx lists (images, indexes, other blobs),
+// then idx itself; depth bounds the nesting (MaxIndexDepth).
+func (t *layoutTarget) writeIndexBlobs(ctx context.Context, idx v1.ImageIndex, depth int) error {
+	im, err := idx.IndexManifest()
+	if err != nil {
+		return err
+	}
+	for _, d := range im.Manifests {
+		switch {
+		case d.MediaType.IsIndex():
+			if depth >= MaxIndexDepth {
+				return fmt.Errorf("index %s: %w (more than %d)", d.Digest, ErrTooDeep, MaxIndexDepth)
+			}
+			child, err := idx.ImageIndex(d.Digest)
+			if err != nil {
+				return err
+			}
+			if err := t.writeIndexBlobs(ctx, child, depth+1); err != nil {
+				return err
+			}
+		case d.MediaType.IsImage():
+			img, err := idx.Image(d.Digest)
+			if err != nil {
+				return err
+			}
+			if err := t.writeImage(ctx, img); err != nil {
+				return err
+			}
+		default:
+			wl, ok := idx.(interface {
+				Layer(v1.Hash) (v1.Layer, error)
+			})
+			if !ok {
+				return fmt.Errorf("index child %s: media type %s cannot be read", d.Digest, Quote(string(d.MediaType)))
+			}
+			l, err := wl.Layer(d.Digest)
+			if err != nil {
+				return err
+			}
+			if err := t.d.writeBlob(ctx, d.Digest, d.Size, l.Compressed); err != nil {
+				return err
+			}
+		}
+	}
+	h, err := idx.Digest()
+	if err != nil {
+		return err
+	}
+	raw, err := idx.RawManifest()
+	if err != nil {
+		return err
+	}
+	return t.writeBytes(ctx, h, raw)
+}
+
+// writeIndex writes index.json, sorted by source, so that a layout
+// written twice from the same images is the same whatever order the jobs
+// finished in. The caller holds t.mu (or is alone).
+func (t *layoutTarget) writeIndex() error {
+	sort.SliceStable(t.im.Manifests, func(i, j int) bool {
+		return t.im.Manifests[i].Annotations[AnnotationSource] < t.im.Manifests[j].Annotations[AnnotationSource]
+	})
+	raw, err := json.MarshalIndent(t.im, "", "   ")
+	if err != nil {
+		return err
+	}
+	return t.d.writeFile("index.json", raw)
+}
+
+// flush writes index.json a last time.
+func (t *layoutTarget) flush() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	ii, err := t.path.ImageIndex()
-	if err != nil {
-		return err
-	}
-	im, err := ii.IndexManifest()
-	if err != nil {
-		return err
-	}
-	sort.SliceStable(im.Manifests, func(i, j int) bool {
-		return im.Manifests[i].Annotations[AnnotationSource] < im.Manifests[j].Annotations[AnnotationSource]
-	})
-	raw, err := json.MarshalIndent(im, "", "   ")
-	if err != nil {
-		return err
-	}
-	return t.path.WriteFile("index.json", raw, 0o644)
+	return t.writeIndex()
 }

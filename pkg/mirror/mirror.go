@@ -73,6 +73,12 @@ type Options struct {
 	// Backoff is the retry schedule for 5xx, 429 and connection errors; a
 	// zero value means three attempts, one second apart then three.
 	Backoff remote.Backoff
+	// StallTimeout abandons a request that moves less than 1 KiB/s on
+	// average over this long, waiting for an answer included: a registry
+	// that stops answering, or sends or accepts a blob at a trickle. The
+	// request is retried (Backoff), then fails with ErrStalled. Zero means
+	// DefaultStallTimeout; a negative value turns the check off.
+	StallTimeout time.Duration
 	// Reporter receives progress; nil discards it.
 	Reporter Reporter
 	// UserAgent is sent to registries; empty means "rehost".
@@ -90,6 +96,7 @@ type Mirror struct {
 	api      sync.Map // registry host -> serves the referrers API (bool)
 	probing  sync.Map // registry host -> *sync.Mutex held while probing the referrers API
 	notified sync.Map // loopback hosts reached over plain HTTP, noticed once
+	secrets  secrets  // credentials used, scrubbed from every message
 
 	repMu sync.Mutex // serialises Reporter calls
 	rep   Reporter
@@ -112,6 +119,9 @@ func New(o Options) (*Mirror, error) {
 	if o.UserAgent == "" {
 		o.UserAgent = "rehost"
 	}
+	if o.StallTimeout == 0 {
+		o.StallTimeout = DefaultStallTimeout
+	}
 	switch o.Attachments {
 	case "":
 		o.Attachments = AttachmentsAll
@@ -127,8 +137,12 @@ func New(o Options) (*Mirror, error) {
 		m.rep = discard{}
 	}
 	ropts := []remote.Option{
-		remote.WithAuthFromKeychain(o.Keychain),
-		remote.WithTransport(countingTransport{inner: plainGuard{inner: baseTransport(o, m.insecure), m: m}, api: &m.api}),
+		remote.WithAuthFromKeychain(recordingKeychain{kc: o.Keychain, s: &m.secrets}),
+		remote.WithTransport(countingTransport{
+			inner:   plainGuard{inner: stallGuard{inner: baseTransport(o, m.insecure), window: o.StallTimeout}, m: m},
+			api:     &m.api,
+			secrets: &m.secrets,
+		}),
 		remote.WithRetryBackoff(o.Backoff),
 		remote.WithRetryPredicate(retryable),
 		remote.WithRetryStatusCodes(retryStatusCodes...),
@@ -289,7 +303,12 @@ func (m *Mirror) report(f func(Reporter)) {
 	f(m.rep)
 }
 
-func (m *Mirror) warn(j Job, msg string) { m.report(func(r Reporter) { r.Warn(j, msg) }) }
+// warn reports a warning about j, scrubbed of credentials and
+// unprintable characters (it may quote a registry).
+func (m *Mirror) warn(j Job, msg string) {
+	msg = m.secrets.scrub(msg)
+	m.report(func(r Reporter) { r.Warn(j, msg) })
+}
 
 // do runs one task.
 func (m *Mirror) do(ctx context.Context, rs *runState, t task) Result {
@@ -307,7 +326,10 @@ func (m *Mirror) do(ctx context.Context, rs *runState, t task) Result {
 		res.Bytes = c.n.Load()
 	}
 	if err != nil {
-		res.Status, res.Err = Failed, err
+		if cause := context.Cause(ctx); ctx.Err() != nil && cause != nil && !errors.Is(err, cause) {
+			err = fmt.Errorf("%w (%v)", err, cause) // "context canceled (interrupt signal received)"
+		}
+		res.Status, res.Err = Failed, m.secrets.safe(err)
 	}
 	m.report(func(r Reporter) { r.Done(res) })
 	return res
@@ -500,7 +522,7 @@ func (m *Mirror) attachment(ctx context.Context, t task, f found) (Attachment, *
 	tg, ref, dest, err := t.target.attached(t.Job, f)
 	a.Destination = dest
 	if err != nil {
-		a.Status, a.Err = Failed, err
+		a.Status, a.Err = Failed, m.secrets.safe(err)
 		return a, nil
 	}
 	if m.opts.DryRun {
@@ -509,7 +531,7 @@ func (m *Mirror) attachment(ctx context.Context, t task, f found) (Attachment, *
 		if f.desc != nil {
 			h = f.desc.Digest
 		} else if h, err = f.origin.digest(ctx); err != nil {
-			a.Status, a.Err = Failed, err
+			a.Status, a.Err = Failed, m.secrets.safe(err)
 			return a, nil
 		}
 		a.Digest = h.String()
@@ -517,7 +539,7 @@ func (m *Mirror) attachment(ctx context.Context, t task, f found) (Attachment, *
 	}
 	out, err := m.copyOne(ctx, item{Job: Job{Source: f.src, Target: ref}, att: &f}, f.origin, tg, false)
 	if err != nil {
-		a.Status, a.Err = Failed, err
+		a.Status, a.Err = Failed, m.secrets.safe(err)
 		return a, nil
 	}
 	a.Status, a.Digest = out.status, out.digest.String()

@@ -1,6 +1,8 @@
 package mirror
 
 import (
+	"fmt"
+	"io"
 	"sync"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -71,6 +73,7 @@ func (m *mounter) layer(l v1.Layer) v1.Layer {
 	if err != nil {
 		return l
 	}
+	l = named(l, h)
 	m.mu.Lock()
 	m.seen = append(m.seen, h)
 	m.mu.Unlock()
@@ -87,6 +90,48 @@ func (m *mounter) layer(l v1.Layer) v1.Layer {
 func (m *mounter) image(img v1.Image) v1.Image { return &mountImage{Image: img, m: m} }
 
 func (m *mounter) index(idx v1.ImageIndex) v1.ImageIndex { return &mountIndex{inner: idx, m: m} }
+
+// named wraps a layer so that an error reading it names the blob (it
+// would otherwise surface as the upload's error, naming only the upload).
+// A remote.MountableLayer stays one, for go-containerregistry's mounts.
+func named(l v1.Layer, h v1.Hash) v1.Layer {
+	switch x := l.(type) {
+	case *namedLayer:
+		return l
+	case *remote.MountableLayer:
+		if _, ok := x.Layer.(*namedLayer); ok {
+			return l
+		}
+		return &remote.MountableLayer{Layer: &namedLayer{Layer: x.Layer, h: h}, Reference: x.Reference}
+	}
+	return &namedLayer{Layer: l, h: h}
+}
+
+type namedLayer struct {
+	v1.Layer
+	h v1.Hash
+}
+
+func (l *namedLayer) Compressed() (io.ReadCloser, error) {
+	rc, err := l.Layer.Compressed()
+	if err != nil {
+		return nil, fmt.Errorf("blob %s: %w", l.h, err)
+	}
+	return &namedReader{ReadCloser: rc, h: l.h}, nil
+}
+
+type namedReader struct {
+	io.ReadCloser
+	h v1.Hash
+}
+
+func (r *namedReader) Read(p []byte) (int, error) {
+	n, err := r.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		err = fmt.Errorf("reading blob %s: %w", r.h, err)
+	}
+	return n, err
+}
 
 // mountImage is an image whose layers and config go through a mounter.
 type mountImage struct {

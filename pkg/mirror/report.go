@@ -63,10 +63,10 @@ func (l *lineReporter) Start(Job)         {}
 func (l *lineReporter) Transferred(int64) {}
 
 func (l *lineReporter) Warn(j Job, msg string) {
-	fmt.Fprintf(l.w, "warning: %s: %s\n", j.Source, msg)
+	fmt.Fprintf(l.w, "warning: %s: %s\n", Quote(j.Source), clean(msg))
 }
 
-func (l *lineReporter) Notice(msg string) { fmt.Fprintf(l.w, "notice: %s\n", msg) }
+func (l *lineReporter) Notice(msg string) { fmt.Fprintf(l.w, "notice: %s\n", clean(msg)) }
 
 func (l *lineReporter) Done(r Result) {
 	fmt.Fprintln(l.w, resultLine(r))
@@ -98,8 +98,9 @@ func WritePlan(w io.Writer, s Summary) error {
 }
 
 // attachmentLine is the one-line report of an attachment, indented.
+// What may come from a layout or a registry is quoted (Quote, clean).
 func attachmentLine(a Attachment) string {
-	where := fmt.Sprintf("%s %s -> %s", a.Kind, a.Source, a.Destination)
+	where := fmt.Sprintf("%s %s -> %s", Quote(string(a.Kind)), Quote(a.Source), Quote(a.Destination))
 	switch a.Status {
 	case Copied:
 		return fmt.Sprintf("  copied  %s (%s)", where, shortDigest(a.Digest))
@@ -108,15 +109,25 @@ func attachmentLine(a Attachment) string {
 	case Planned:
 		return "  would copy " + where
 	default:
-		return fmt.Sprintf("  failed  %s: %v", where, a.Err)
+		return fmt.Sprintf("  failed  %s: %s", where, errText(a.Err))
 	}
 }
 
 func (l *lineReporter) End(s Summary) { fmt.Fprintln(l.w, summaryLine(s)) }
 
-// resultLine is the one-line report of a result.
+// errText is an error's message on one line, unprintable characters
+// escaped.
+func errText(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	return clean(err.Error())
+}
+
+// resultLine is the one-line report of a result. What may come from a
+// layout or a registry is quoted (Quote, clean).
 func resultLine(r Result) string {
-	where := r.Source + " -> " + r.Destination
+	where := Quote(r.Source) + " -> " + Quote(r.Destination)
 	switch r.Status {
 	case Copied:
 		return fmt.Sprintf("copied  %s (%s, %s)", where, shortDigest(r.Digest), humanBytes(r.Bytes))
@@ -128,7 +139,7 @@ func resultLine(r Result) string {
 		}
 		return "would copy " + where
 	default:
-		return fmt.Sprintf("failed  %s: %v", where, r.Err)
+		return fmt.Sprintf("failed  %s: %s", where, errText(r.Err))
 	}
 }
 
@@ -206,13 +217,13 @@ func (t *termReporter) Transferred(n int64) {
 
 func (t *termReporter) Warn(j Job, msg string) {
 	t.clear()
-	fmt.Fprintf(t.w, "warning: %s: %s\n", j.Source, msg)
+	fmt.Fprintf(t.w, "warning: %s: %s\n", Quote(j.Source), clean(msg))
 	t.draw()
 }
 
 func (t *termReporter) Notice(msg string) {
 	t.clear()
-	fmt.Fprintf(t.w, "notice: %s\n", msg)
+	fmt.Fprintf(t.w, "notice: %s\n", clean(msg))
 	t.draw()
 }
 
@@ -256,7 +267,7 @@ func (t *termReporter) draw() {
 	sort.Strings(names)
 	line := fmt.Sprintf("[%d/%d] %s", t.done, t.total, humanBytes(t.bytes))
 	if len(names) > 0 {
-		line += "  " + names[0]
+		line += "  " + Quote(names[0])
 		if len(names) > 1 {
 			line += fmt.Sprintf(" (+%d)", len(names)-1)
 		}

@@ -115,9 +115,10 @@ func (g plainGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, &PlainHTTPError{Host: host}
 		}
 		if _, done := g.m.notified.LoadOrStore(strings.ToLower(host), true); !done {
+			msg := g.m.secrets.scrub(fmt.Sprintf("%s is reached over plain HTTP: it is a loopback address (any other registry needs TLS or --insecure)", host))
 			g.m.report(func(r Reporter) {
 				if n, ok := r.(Noticer); ok {
-					n.Notice(fmt.Sprintf("%s is reached over plain HTTP: it is a loopback address (any other registry needs TLS or --insecure)", host))
+					n.Notice(msg)
 				}
 			})
 		}
@@ -182,14 +183,18 @@ func uncounted(ctx context.Context) context.Context {
 // asks it before it falls back to the referrers tag schema), so that later
 // images need not ask again.
 type countingTransport struct {
-	inner http.RoundTripper
-	api   *sync.Map // host -> bool
+	inner   http.RoundTripper
+	api     *sync.Map // host -> bool
+	secrets *secrets  // notes the Authorization headers sent
 }
 
 // referrersPath is the path of the referrers API.
 var referrersPath = regexp.MustCompile(`^/v2/.+/referrers/[a-z0-9+._-]+:[a-zA-Z0-9=_-]+$`)
 
 func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.secrets != nil {
+		t.secrets.header(req.Header.Get("Authorization"))
+	}
 	resp, err := t.roundTrip(req)
 	if err == nil && t.api != nil && req.Method == http.MethodGet && referrersPath.MatchString(req.URL.Path) {
 		host := strings.ToLower(req.URL.Host)

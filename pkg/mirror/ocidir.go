@@ -1,0 +1,436 @@
+package mirror
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+)
+
+// Limits on what rehost reads whole from an OCI image layout. A layout
+// travels on removable media and is treated as hostile: every size is
+// checked before anything is read.
+const (
+	// MaxManifestSize bounds index.json, manifests and indexes: 4 MiB,
+	// the limit the OCI distribution spec sets for manifests.
+	MaxManifestSize = 4 << 20
+	// MaxConfigSize bounds image configuration blobs, which are read
+	// whole to be pushed.
+	MaxConfigSize = 16 << 20
+	// MaxIndexDepth bounds the nesting of indexes under a descriptor of
+	// index.json (an index of indexes is depth 2).
+	MaxIndexDepth = 8
+
+	// maxLayoutFile bounds the oci-layout file.
+	maxLayoutFile = 64 << 10
+)
+
+// Errors about an OCI image layout. The errors returned wrap them with the
+// file or digest they are about; test for them with errors.Is.
+var (
+	// ErrSymlink: a symbolic link inside the layout. rehost follows none,
+	// whether it reads the layout or writes it.
+	ErrSymlink = errors.New("symbolic link inside an OCI layout, which rehost never follows")
+	// ErrNotRegular: a layout file that is a directory, a device or a pipe.
+	ErrNotRegular = errors.New("not a regular file")
+	// ErrDigestMismatch: a blob whose content does not match its digest.
+	ErrDigestMismatch = errors.New("content does not match its digest")
+	// ErrSizeMismatch: a blob whose size is not the size its descriptor
+	// declares.
+	ErrSizeMismatch = errors.New("size differs from the declared size")
+	// ErrTooLarge: a manifest, index or config over its limit
+	// (MaxManifestSize, MaxConfigSize), declared or actual.
+	ErrTooLarge = errors.New("over the size limit")
+	// ErrCycle: an index that lists itself, directly or through others.
+	ErrCycle = errors.New("index lists itself (a cycle)")
+	// ErrTooDeep: indexes nested deeper than MaxIndexDepth.
+	ErrTooDeep = errors.New("indexes nested too deep")
+)
+
+// ociDir is an OCI image layout directory, read and written without ever
+// following a symbolic link inside it. Every access goes through an
+// os.Root, so that nothing can reach outside the directory even if the
+// layout changes while rehost uses it; and every component of a path is
+// checked with Lstat first, so that a link that stays inside is refused
+// too, with an error naming it. The directory itself may be a link: the
+// user named it.
+type ociDir struct {
+	path string // as given, for messages
+	root *os.Root
+}
+
+// openOCIDir opens the layout directory at p, creating it when create is
+// set and it is missing.
+func openOCIDir(p string, create bool) (*ociDir, error) {
+	if create {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	r, err := os.OpenRoot(p)
+	if err != nil {
+		return nil, err
+	}
+	return &ociDir{path: p, root: r}, nil
+}
+
+func (d *ociDir) Close() error { return d.root.Close() }
+
+// show is the path of rel (slash-separated, relative to the layout) for
+// messages.
+func (d *ociDir) show(rel string) string {
+	return filepath.Join(d.path, filepath.FromSlash(rel))
+}
+
+// blobPath is the layout path of a blob. A v1.Hash holds only an
+// algorithm name and hex digits, so the path cannot leave blobs/.
+func blobPath(h v1.Hash) string { return "blobs/" + h.Algorithm + "/" + h.Hex }
+
+// lstat checks every component of rel, refusing symbolic links and
+// components that are not directories, and returns the last one's info.
+// A missing component is an error that wraps fs.ErrNotExist.
+func (d *ociDir) lstat(rel string) (fs.FileInfo, error) {
+	parts := strings.Split(rel, "/")
+	var fi fs.FileInfo
+	for i := range parts {
+		p := strings.Join(parts[:i+1], "/")
+		var err error
+		fi, err = d.root.Lstat(p)
+		if err != nil {
+			return nil, d.pathErr("lstat", p, err)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return nil, d.linkErr(p)
+		}
+		if i < len(parts)-1 && !fi.IsDir() {
+			return nil, fmt.Errorf("%s: not a directory", d.show(p))
+		}
+	}
+	return fi, nil
+}
+
+// pathErr names the layout path in an error of the os.Root.
+func (d *ociDir) pathErr(op, rel string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return &fs.PathError{Op: op, Path: d.show(rel), Err: err}
+}
+
+// linkErr is the refusal of the link at rel, naming where it points.
+func (d *ociDir) linkErr(rel string) error {
+	if to, err := d.root.Readlink(rel); err == nil {
+		return fmt.Errorf("%s (a link to %s): %w", d.show(rel), Quote(to), ErrSymlink)
+	}
+	return fmt.Errorf("%s: %w", d.show(rel), ErrSymlink)
+}
+
+// open opens the regular file rel for reading, and returns it with its
+// size. The file is opened non-blocking (a pipe swapped in after the check
+// cannot block the open) and must be the file that was checked.
+func (d *ociDir) open(rel string) (*os.File, int64, error) {
+	fi, err := d.lstat(rel)
+	if err != nil {
+		return nil, 0, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, 0, fmt.Errorf("%s: %w (%s)", d.show(rel), ErrNotRegular, fi.Mode().Type())
+	}
+	f, err := d.root.OpenFile(rel, os.O_RDONLY|openNonblock, 0)
+	if err != nil {
+		return nil, 0, d.pathErr("open", rel, err)
+	}
+	st, err := f.Stat()
+	if err == nil && (!st.Mode().IsRegular() || !os.SameFile(fi, st)) {
+		err = fmt.Errorf("%s: replaced while being opened", d.show(rel))
+	}
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, st.Size(), nil
+}
+
+// readFile reads the file rel whole; it must be at most max bytes, which
+// is checked before reading.
+func (d *ociDir) readFile(rel string, max int64) ([]byte, error) {
+	f, size, err := d.open(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if size > max {
+		return nil, fmt.Errorf("%s: %s, %w of %s", d.show(rel), humanBytes(size), ErrTooLarge, humanBytes(max))
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, d.pathErr("read", rel, err)
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s: grew while being read, %w of %s", d.show(rel), ErrTooLarge, humanBytes(max))
+	}
+	return b, nil
+}
+
+// readBlob reads the blob of desc whole, without checking its digest (see
+// verify): its declared size must be at most max, and the file that size.
+func (d *ociDir) readBlob(desc v1.Descriptor, max int64) ([]byte, error) {
+	rel := blobPath(desc.Digest)
+	if desc.Size < 0 || desc.Size > max {
+		return nil, fmt.Errorf("%s: declared size %d bytes is %w of %s", d.show(rel), desc.Size, ErrTooLarge, humanBytes(max))
+	}
+	f, size, err := d.open(rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if size != desc.Size {
+		return nil, fmt.Errorf("%s: %d bytes, but its descriptor declares %d: %w", d.show(rel), size, desc.Size, ErrSizeMismatch)
+	}
+	b := make([]byte, desc.Size)
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, fmt.Errorf("%s: %w (reading %d bytes: %v)", d.show(rel), ErrSizeMismatch, desc.Size, err)
+	}
+	return b, nil
+}
+
+// verify checks that b is the content of the blob with digest h.
+func (d *ociDir) verify(h v1.Hash, b []byte) error {
+	hh, err := v1.Hasher(h.Algorithm)
+	if err != nil {
+		return fmt.Errorf("%s: %w", d.show(blobPath(h)), err)
+	}
+	hh.Write(b)
+	if got := hex.EncodeToString(hh.Sum(nil)); got != h.Hex {
+		return fmt.Errorf("%s: %w (it is %s:%s)", d.show(blobPath(h)), ErrDigestMismatch, h.Algorithm, got)
+	}
+	return nil
+}
+
+// readVerified reads the blob of desc whole and checks its digest.
+func (d *ociDir) readVerified(desc v1.Descriptor, max int64) ([]byte, error) {
+	b, err := d.readBlob(desc, max)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.verify(desc.Digest, b); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// statBlob checks that the blob of desc is a regular file of the declared
+// size, without reading it.
+func (d *ociDir) statBlob(desc v1.Descriptor) error {
+	f, size, err := d.open(blobPath(desc.Digest))
+	if err != nil {
+		return err
+	}
+	f.Close()
+	if size != desc.Size {
+		return fmt.Errorf("%s: %d bytes, but its descriptor declares %d: %w", d.show(blobPath(desc.Digest)), size, desc.Size, ErrSizeMismatch)
+	}
+	return nil
+}
+
+// openBlob streams the blob of desc. The size is checked before reading;
+// the digest as the content goes by: the reader fails instead of
+// returning io.EOF when it does not match.
+func (d *ociDir) openBlob(desc v1.Descriptor) (io.ReadCloser, error) {
+	rel := blobPath(desc.Digest)
+	hh, err := v1.Hasher(desc.Digest.Algorithm)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", d.show(rel), err)
+	}
+	f, size, err := d.open(rel)
+	if err != nil {
+		return nil, err
+	}
+	if size != desc.Size {
+		f.Close()
+		return nil, fmt.Errorf("%s: %d bytes, but its descriptor declares %d: %w", d.show(rel), size, desc.Size, ErrSizeMismatch)
+	}
+	return &verifyingReader{f: f, r: io.LimitReader(f, desc.Size+1), h: hh, want: desc.Digest, size: desc.Size, name: d.show(rel)}, nil
+}
+
+// verifyingReader reads a blob and fails at its end unless it has the
+// declared size and digest.
+type verifyingReader struct {
+	f    *os.File
+	r    io.Reader
+	h    hash.Hash
+	want v1.Hash
+	size int64
+	n    int64
+	name string
+	err  error
+}
+
+func (v *verifyingReader) Read(p []byte) (int, error) {
+	if v.err != nil {
+		return 0, v.err
+	}
+	n, err := v.r.Read(p)
+	v.h.Write(p[:n])
+	v.n += int64(n)
+	if v.n > v.size {
+		v.err = fmt.Errorf("%s: longer than the %d bytes its descriptor declares: %w", v.name, v.size, ErrSizeMismatch)
+		return 0, v.err
+	}
+	if err == io.EOF {
+		switch got := hex.EncodeToString(v.h.Sum(nil)); {
+		case v.n != v.size:
+			v.err = fmt.Errorf("%s: %d bytes, but its descriptor declares %d: %w", v.name, v.n, v.size, ErrSizeMismatch)
+		case got != v.want.Hex:
+			v.err = fmt.Errorf("%s: %w (it is %s:%s)", v.name, ErrDigestMismatch, v.want.Algorithm, got)
+		}
+		if v.err != nil {
+			return n, v.err
+		}
+	}
+	return n, err
+}
+
+func (v *verifyingReader) Close() error { return v.f.Close() }
+
+// mkdirs creates the directory rel and its parents inside the layout,
+// refusing links and non-directories on the way.
+func (d *ociDir) mkdirs(rel string) error {
+	parts := strings.Split(rel, "/")
+	for i := range parts {
+		p := strings.Join(parts[:i+1], "/")
+		fi, err := d.root.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			if err := d.root.Mkdir(p, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+				return d.pathErr("mkdir", p, err)
+			}
+			if fi, err = d.root.Lstat(p); err != nil {
+				return d.pathErr("lstat", p, err)
+			}
+		} else if err != nil {
+			return d.pathErr("lstat", p, err)
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return d.linkErr(p)
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("%s: not a directory", d.show(p))
+		}
+	}
+	return nil
+}
+
+// writeAtomic writes the file rel: fill writes its content into a new
+// temporary file beside it, which is then renamed over rel. rel is
+// replaced, never written through: an existing link is refused and an
+// existing hard link is left pointing at the old content. On any error
+// (fill's included) the temporary file is removed and rel is left as it
+// was.
+func (d *ociDir) writeAtomic(rel string, fill func(w io.Writer) error) (err error) {
+	fi, err := d.lstat(rel)
+	switch {
+	case err == nil && !fi.Mode().IsRegular():
+		return fmt.Errorf("%s: %w (%s)", d.show(rel), ErrNotRegular, fi.Mode().Type())
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	dir, base := path.Split(rel)
+	tmp := dir + "." + base + "." + hex.EncodeToString(rnd[:]) + ".tmp"
+	f, err := d.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return d.pathErr("create", tmp, err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			d.root.Remove(tmp)
+		}
+	}()
+	if err = fill(f); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return d.pathErr("sync", tmp, err)
+	}
+	if err = f.Close(); err != nil {
+		return d.pathErr("close", tmp, err)
+	}
+	if err = d.root.Rename(tmp, rel); err != nil {
+		return d.pathErr("rename", rel, err)
+	}
+	return nil
+}
+
+// writeFile writes data to rel (see writeAtomic).
+func (d *ociDir) writeFile(rel string, data []byte) error {
+	return d.writeAtomic(rel, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// writeBlob stores the blob with digest h and size (-1: unknown) that
+// open reads, unless the layout holds it already (a regular file of that
+// size). The content is checked against h and size before it takes the
+// blob's name; ctx stops the copy.
+func (d *ociDir) writeBlob(ctx context.Context, h v1.Hash, size int64, open func() (io.ReadCloser, error)) error {
+	rel := blobPath(h)
+	if err := d.mkdirs(path.Dir(rel)); err != nil {
+		return err
+	}
+	fi, err := d.lstat(rel)
+	switch {
+	case err == nil && fi.Mode().IsRegular() && (size < 0 || fi.Size() == size):
+		return nil
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return err
+	}
+	hh, err := v1.Hasher(h.Algorithm)
+	if err != nil {
+		return fmt.Errorf("blob %s: %w", h, err)
+	}
+	return d.writeAtomic(rel, func(w io.Writer) error {
+		rc, err := open()
+		if err != nil {
+			return fmt.Errorf("blob %s: %w", h, err)
+		}
+		defer rc.Close()
+		n, err := io.Copy(io.MultiWriter(w, hh), ctxReader{ctx, rc})
+		if err != nil {
+			return fmt.Errorf("blob %s: %w", h, err)
+		}
+		if size >= 0 && n != size {
+			return fmt.Errorf("blob %s: %d bytes, but its descriptor declares %d: %w", h, n, size, ErrSizeMismatch)
+		}
+		if got := hex.EncodeToString(hh.Sum(nil)); got != h.Hex {
+			return fmt.Errorf("blob %s: %w (it is %s:%s)", h, ErrDigestMismatch, h.Algorithm, got)
+		}
+		return nil
+	})
+}
+
+// ctxReader stops reading once ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
