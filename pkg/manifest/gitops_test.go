@@ -105,8 +105,8 @@ func TestChartSources(t *testing.T) {
 			charts: []string{"HelmRepository spec.url https://charts.jetstack.io -> oci://sea.hub:5000/charts (rewritten) type added"},
 		},
 		{
-			name: "a template is left as written",
-			in:   strings.Replace(helmRepo, "https://stefanprodan.github.io/podinfo", "oci://${REGISTRY}/charts", 1),
+			name:  "a template is left as written",
+			in:    strings.Replace(helmRepo, "https://stefanprodan.github.io/podinfo", "oci://${REGISTRY}/charts", 1),
 			warns: []string{"flux.yaml:8: HelmRepository flux-system/podinfo: spec.url: chart source oci://${REGISTRY}/charts left as written: a template or a variable"},
 		},
 		{
