@@ -101,6 +101,7 @@ const (
 //	imageFields:
 //	- {group: example.com, kind: Widget, path: spec.runner.image}
 //	rewriteEmbedded: false
+//	chartsPath: charts
 type Config struct {
 	APIVersion string      `yaml:"apiVersion,omitempty" json:"apiVersion,omitempty"`
 	Kind       string      `yaml:"kind,omitempty" json:"kind,omitempty"`
