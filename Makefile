@@ -50,6 +50,7 @@ fuzz: ## a short run of every fuzz target
 	$(GO) test -run '^$$' -fuzz '^FuzzRewrite$$' -fuzztime 30s ./pkg/manifest
 	$(GO) test -run '^$$' -fuzz '^FuzzRewriteEmbedded$$' -fuzztime 30s ./pkg/manifest
 	$(GO) test -run '^$$' -fuzz '^FuzzOperators$$' -fuzztime 30s ./pkg/manifest
+	$(GO) test -run '^$$' -fuzz '^FuzzChartSources$$' -fuzztime 30s ./pkg/manifest
 	$(GO) test -run '^$$' -fuzz '^FuzzParseRef$$' -fuzztime 30s ./test/parity
 
 bench-data: ## generate the benchmark corpus under testdata/bench (git-ignored)

@@ -184,7 +184,7 @@ func TestChartImages(t *testing.T) {
 			Origin string `json:"origin"`
 		} `json:"occurrences"`
 	}
-	if err := json.Unmarshal([]byte(stdout), &imgs); err != nil {
+	if err := decodeImages(stdout, &imgs); err != nil {
 		t.Fatal(err)
 	}
 	got := map[string]string{}

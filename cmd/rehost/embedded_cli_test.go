@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -50,7 +49,7 @@ func TestEmbeddedImages(t *testing.T) {
 			Embedded bool
 		}
 	}
-	if err := json.Unmarshal([]byte(out), &images); code != 0 || err != nil || len(images) != 3 {
+	if err := decodeImages(out, &images); code != 0 || err != nil || len(images) != 3 {
 		t.Fatalf("code %d, %v: %s", code, err, out)
 	}
 	if o := images[2].Occurrences[0]; images[2].Source != "quay.io/jetstack/cert-manager-acmesolver:v1.16.1" || !o.Embedded || o.Line != 12 || o.Field != "spec.template.spec.containers[0].args[1]" {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,7 +48,7 @@ func TestGuessedImagesCLI(t *testing.T) {
 		Source      string
 		Occurrences []map[string]any
 	}
-	if err := json.Unmarshal([]byte(out), &imgs); err != nil || code != 0 || len(imgs) != 1 {
+	if err := decodeImages(out, &imgs); err != nil || code != 0 || len(imgs) != 1 {
 		t.Fatalf("code %d, %v: %s", code, err, out)
 	}
 	if o := imgs[0].Occurrences[0]; o["guessed"] != true || o["field"] != "spec.cephVersion.image" {

@@ -25,12 +25,21 @@ func newImagesCmd(s streams) *cobra.Command {
 manifests pull that move there, as they were written before any rewriting,
 fully qualified, sorted and unique: a sealer imageList file. Images left where
 they are (--exclude) and images already in the target registry are not listed
-in text form; -o json lists every image found, with its action.
+in text form; -o json lists every image found, with its action, and the chart
+sources of GitOps objects.
 
 Output formats (-o):
   text     the images to cache, one per line, docker.io/library/nginx:1.25 (":latest" made explicit)
-  json     every image found: source, target, action (rewritten, excluded, in-target) and every place it occurs
+  json     an object: "images", every image found: source, target, action (rewritten, excluded,
+           in-target) and every place it occurs; "charts", every chart source of Flux and Argo CD
+           objects: source URL, target, action and every place (with the chart's name and version
+           where the object names them)
   mapping  "source<TAB>target" lines for the images that move, for copy loops
+
+Chart sources are the repositories from which Flux and Argo CD pull Helm charts
+(Flux HelmRepository and chart OCIRepository URLs, Argo CD sources with a
+chart): they are not images, so text and mapping output leave them out, with
+one line on stderr when some move (see rehost rewrite, docs/gitops.md).
 
 Images of hand-kept image lists (sealer's imageList files: one reference a
 line, "#" comments) are listed too: files named imageList in input directories,
@@ -65,7 +74,10 @@ PATH is as for "rehost rewrite".`,
 
   # Where images were found by key name only (rook CephCluster, Percona
   # PerconaXtraDBCluster, ...): the occurrences marked guessed.
-  rehost images -o json manifests/ | jq '.[] | select(any(.occurrences[]; .guessed))'
+  rehost images -o json manifests/ | jq '.images[] | select(any(.occurrences[]; .guessed))'
+
+  # The chart repositories Flux and Argo CD objects pull from, and where to.
+  rehost images -o json clusters/prod/ | jq -r '.charts[] | "\(.source)\t\(.target)"'
 
   # Only the images of known fields.
   rehost images --no-guess-images manifests/
@@ -99,8 +111,11 @@ PATH is as for "rehost rewrite".`,
 			if err := readImages(rw, sts); err != nil {
 				return err
 			}
-			if err := printImages(s.out, format, embeddedLast(rw.Images())); err != nil {
+			if err := printImages(s.out, format, embeddedLast(rw.Images()), rw.Charts()); err != nil {
 				return err
+			}
+			if format != "json" {
+				reportChartsFound(s, rw.Charts())
 			}
 			reportEmbedded(s, rw, "listed", "--embedded lists them")
 			reportGuessed(rw)
@@ -109,21 +124,32 @@ PATH is as for "rehost rewrite".`,
 		},
 	}
 	mf.register(cmd)
+	mf.registerCharts(cmd)
 	hf.register(cmd)
 	cmd.Flags().StringVarP(&format, "output", "o", "text", "output format: text, json or mapping")
 	cmd.Flags().BoolVar(&embedded, "embedded", false, "also list the image references embedded in free text (ConfigMap data, annotations, other args), after the others")
 	return cmd
 }
 
-func printImages(w io.Writer, format string, images []rewrite.Image) error {
+// imagesJSON is the document rehost images -o json prints.
+type imagesJSON struct {
+	Images []rewrite.Image        `json:"images"`
+	Charts []manifest.ChartSource `json:"charts"`
+}
+
+func printImages(w io.Writer, format string, images []rewrite.Image, charts []manifest.ChartSource) error {
 	switch format {
 	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		if images == nil {
-			images = []rewrite.Image{}
+		doc := imagesJSON{Images: images, Charts: charts}
+		if doc.Images == nil {
+			doc.Images = []rewrite.Image{}
 		}
-		return enc.Encode(images)
+		if doc.Charts == nil {
+			doc.Charts = []manifest.ChartSource{}
+		}
+		return enc.Encode(doc)
 	case "mapping":
 		for _, img := range images {
 			if img.Action == rewrite.Rewritten {
@@ -143,6 +169,20 @@ func printImages(w io.Writer, format string, images []rewrite.Image) error {
 		}
 	}
 	return nil
+}
+
+// reportChartsFound prints one line when chart sources that move were
+// found: text and mapping output list images only.
+func reportChartsFound(s streams, charts []manifest.ChartSource) {
+	n := 0
+	for _, c := range charts {
+		if c.Action == rewrite.Rewritten {
+			n += c.Count
+		}
+	}
+	if n > 0 {
+		fmt.Fprintf(s.err, "rehost: %d GitOps chart source(s) found outside the target registry, not listed here: the cluster pulls Helm charts from them; rehost images -o json lists them under \"charts\"\n", n)
+	}
 }
 
 // embeddedLast moves the images found only as embedded references after

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,7 +43,7 @@ quay.io/tigera/operator:v1.34.0
 			Origin string
 		}
 	}
-	if err := json.Unmarshal([]byte(out), &imgs); err != nil || code != 0 {
+	if err := decodeImages(out, &imgs); err != nil || code != 0 {
 		t.Fatalf("code %d, %v: %s", code, err, out)
 	}
 	if o := imgs[3].Occurrences[0]; imgs[3].Source != "docker.io/calico/node:v3.28.0" || o.Origin != "imageList" || o.Line != 3 || filepath.Base(o.File) != "imageList" {

@@ -54,6 +54,19 @@ when absent (in strip style; --no-add-registry reports it instead): one line on
 stderr per added setting. Images of imageList files in input directories and of
 --images-from join --image-list.
 
+The chart sources of GitOps objects are rewritten to the target registry's
+charts, <registry>/charts (--charts-path), where rehost mirror pushes chart
+NAME at VERSION as NAME:VERSION: Flux HelmRepository spec.url becomes
+oci://<registry>/charts with spec.type oci (set, or added when absent), a Flux
+OCIRepository of a chart (layerSelector of the Helm chart media type) and a
+HelmRelease chart template of kind OCIRepository oci://<registry>/charts/NAME,
+and the repoURL of Argo CD Application and ApplicationSet sources with a chart
+<registry>/charts, the form Argo CD reads as an OCI Helm repository. HelmChart,
+HelmRelease chart references, Git sources and sources already in the target
+registry stay as written; exclusions by host or repository prefix apply. One
+line on stderr counts them; --no-chart-sources leaves them all as written (see
+docs/gitops.md).
+
 PATH is a file, a directory (walked recursively for *.yaml, *.yml, *.json in
 lexical order) or - for stdin; no PATH reads stdin, so rehost works as a Helm
 post-renderer. On any error nothing is written to stdout, --output-dir or the
@@ -76,7 +89,11 @@ input files.`,
   rehost rewrite manifests/ --output-dir out/ --image-list - > imageList
 
   # Write the rewritten files to out/ and the image list for sealer.
-  rehost rewrite manifests/ --output-dir out/ --image-list imageList`,
+  rehost rewrite manifests/ --output-dir out/ --image-list imageList
+
+  # Flux or Argo CD objects: images and chart sources to sea.hub:5000,
+  # charts under sea.hub:5000/helm (where rehost mirror pushed them).
+  rehost rewrite clusters/prod/ --charts-path helm --output-dir airgap/`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if outputDir != "" && inPlace {
 				return errors.New("--output-dir and --in-place exclude each other")
@@ -157,6 +174,7 @@ input files.`,
 				return err
 			}
 			reportSettings(s, rw)
+			reportCharts(s, rw)
 			reportGuessed(rw)
 			reportOperators(s, rw)
 			if mf.loaded.RewriteEmbedded {
@@ -168,6 +186,7 @@ input files.`,
 		},
 	}
 	mf.register(cmd)
+	mf.registerCharts(cmd)
 	hf.register(cmd)
 	cmd.Flags().StringVar(&outputDir, "output-dir", "", "write one file per input file under `DIR`, at the same relative path")
 	cmd.Flags().BoolVar(&inPlace, "in-place", false, "replace the input files (atomically, only when every input succeeded)")

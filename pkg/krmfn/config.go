@@ -33,6 +33,12 @@ const (
 	// KeyNoGuessImages is "true" or "false", as RewriteConfig's
 	// noGuessImages.
 	KeyNoGuessImages = "noGuessImages"
+	// KeyChartsPath is the charts' repository path, as RewriteConfig's
+	// chartsPath.
+	KeyChartsPath = "chartsPath"
+	// KeyNoChartSources is "true" or "false", as RewriteConfig's
+	// noChartSources.
+	KeyNoChartSources = "noChartSources"
 )
 
 // ParseFunctionConfig reads a functionConfig into a rewrite.Config.
@@ -42,7 +48,8 @@ const (
 // convention, and what "kustomize fn run --exec-path DIR -- key=value"
 // builds) may hold, under data, the keys registry, pathStyle, exclude
 // (comma-separated), skipInvalid, noNamedEmbedded, noGuessImages,
-// noAddRegistry and imageList (the ConfigMap name); any
+// noAddRegistry, chartsPath, noChartSources and imageList (the ConfigMap
+// name); any
 // other key is an error. No functionConfig means the defaults.
 func ParseFunctionConfig(fc *yaml.RNode) (rewrite.Config, error) {
 	if fc.IsNilOrEmpty() {
@@ -90,7 +97,9 @@ func configMapConfig(fc *yaml.RNode) (rewrite.Config, error) {
 					c.Exclude = append(c.Exclude, e)
 				}
 			}
-		case KeySkipInvalid, KeyNoAddRegistry, KeyNoNamedEmbedded, KeyNoGuessImages:
+		case KeyChartsPath:
+			c.ChartsPath = v
+		case KeySkipInvalid, KeyNoAddRegistry, KeyNoNamedEmbedded, KeyNoGuessImages, KeyNoChartSources:
 			b, err := strconv.ParseBool(v)
 			if err != nil {
 				return c, fmt.Errorf("functionConfig ConfigMap: data.%s: %q: want true or false", k, v)
@@ -102,6 +111,8 @@ func configMapConfig(fc *yaml.RNode) (rewrite.Config, error) {
 				c.NoAddRegistry = b
 			case KeyNoGuessImages:
 				c.NoGuessImages = b
+			case KeyNoChartSources:
+				c.NoChartSources = b
 			default:
 				c.NoNamedEmbedded = b
 			}
@@ -110,8 +121,8 @@ func configMapConfig(fc *yaml.RNode) (rewrite.Config, error) {
 				c.ImageList = &rewrite.ImageListConfig{ConfigMapName: v}
 			}
 		default:
-			return c, fmt.Errorf("functionConfig ConfigMap: unknown key data.%s (want %s, %s, %s, %s, %s, %s, %s or %s)",
-				k, KeyRegistry, KeyPathStyle, KeyExclude, KeySkipInvalid, KeyNoNamedEmbedded, KeyNoGuessImages, KeyNoAddRegistry, KeyImageList)
+			return c, fmt.Errorf("functionConfig ConfigMap: unknown key data.%s (want %s, %s, %s, %s, %s, %s, %s, %s, %s or %s)",
+				k, KeyRegistry, KeyPathStyle, KeyExclude, KeySkipInvalid, KeyNoNamedEmbedded, KeyNoGuessImages, KeyNoAddRegistry, KeyChartsPath, KeyNoChartSources, KeyImageList)
 		}
 	}
 	if err := c.Validate(); err != nil {

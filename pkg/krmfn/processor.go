@@ -48,6 +48,7 @@ func (Processor) Process(rl *framework.ResourceList) error {
 
 	filter := Filter(rw)
 	seen := occurrenceCursor{}
+	seenCharts := chartCursor{}
 	var errs framework.Results
 	first := len(rl.Results)
 	for _, item := range rl.Items {
@@ -79,6 +80,19 @@ func (Processor) Process(rl *framework.ResourceList) error {
 				File:        file,
 				Tags:        map[string]string{TagSource: o.Source, TagTarget: o.Target},
 			})
+		}
+		for _, c := range seenCharts.next(rw.Charts()) {
+			if c.Action != rewrite.Rewritten {
+				continue
+			}
+			msg := fmt.Sprintf("chart source %s rewritten to %s", c.Source, c.Target)
+			switch {
+			case c.Location.TypeAdded:
+				msg += " (spec.type: oci added)"
+			case c.Location.TypeWas != "":
+				msg += fmt.Sprintf(" (spec.type: oci set, was %s)", c.Location.TypeWas)
+			}
+			rl.Results = append(rl.Results, &framework.Result{Message: msg, Severity: framework.Info, ResourceRef: id, Field: &framework.Field{Path: c.Location.Field}, File: file})
 		}
 		for _, st := range rw.Settings()[settings:] {
 			if msg := st.Message(); msg != "" {
@@ -158,6 +172,30 @@ func (c occurrenceCursor) next(images []rewrite.Image) []occurrence {
 		c[img.Source] = len(img.Occurrences)
 	}
 	// Images come sorted by source: report by field path instead.
+	sort.SliceStable(out, func(i, j int) bool { return pathLess(out[i].Location.Field, out[j].Location.Field) })
+	return out
+}
+
+// chartOccurrence is one place of a chart source.
+type chartOccurrence struct {
+	Source, Target string
+	Action         rewrite.Action
+	Location       manifest.ChartLocation
+}
+
+// chartCursor finds the chart source locations added to a Rewriter since
+// its last call, as occurrenceCursor does for images.
+type chartCursor map[[2]string]int
+
+func (c chartCursor) next(charts []manifest.ChartSource) []chartOccurrence {
+	var out []chartOccurrence
+	for _, cs := range charts {
+		k := [2]string{cs.Source, cs.Target}
+		for _, loc := range cs.Locations[c[k]:] {
+			out = append(out, chartOccurrence{Source: cs.Source, Target: cs.Target, Action: cs.Action, Location: loc})
+		}
+		c[k] = len(cs.Locations)
+	}
 	sort.SliceStable(out, func(i, j int) bool { return pathLess(out[i].Location.Field, out[j].Location.Field) })
 	return out
 }

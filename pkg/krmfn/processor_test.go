@@ -34,8 +34,8 @@ func TestProcessGolden(t *testing.T) {
 		Processor:          func() framework.ResourceListProcessor { return krmfn.Processor{} },
 	}
 	c.Assert(t)
-	if n := len(c.TestCasesRun()); n < 13 {
-		t.Errorf("ran %d cases, want all 13 under %s", n, goldenDir)
+	if n := len(c.TestCasesRun()); n < 14 {
+		t.Errorf("ran %d cases, want all 14 under %s", n, goldenDir)
 	}
 }
 

@@ -73,6 +73,9 @@ type Field struct {
 	// Slash says an added registry setting ends in "/".
 	Slash bool
 
+	// chart is set for the URL of a GitOps chart source (gitops.go).
+	chart *chartSpec
+
 	// pos is the node at the field's place in the document: Node itself,
 	// or the alias ("*name") through which the field names Node.
 	pos *yaml.Node
@@ -145,6 +148,10 @@ type Finder struct {
 	composites map[groupKind][]composite
 	registries map[groupKind][]registryEntry
 	operators  map[groupKind][]operatorEntry
+	// charts are the GitOps chart sources (gitops.go); noCharts leaves
+	// them out (Config.NoChartSources).
+	charts   map[groupKind][]chartEntry
+	noCharts bool
 	// kindWords are the kinds whose documents must be parsed whatever
 	// they hold: registry settings to add, operators to report.
 	kindWords []string
@@ -183,7 +190,7 @@ func NewFinder(extra []rewrite.ImageField) (*Finder, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &Finder{extra: b.extra, composites: b.composites, registries: b.registries, operators: b.operators, kindWords: b.kindWords, keys: b.keys, schemes: b.schemes}
+	f := &Finder{extra: b.extra, composites: b.composites, registries: b.registries, operators: b.operators, charts: b.charts, kindWords: b.kindWords, keys: b.keys, schemes: b.schemes}
 	if len(extra) == 0 {
 		return f, nil // the built-in tables are never modified: share them
 	}
@@ -212,7 +219,7 @@ func cloneTable[T any](t map[groupKind][]T) map[groupKind][]T {
 // builtin is the Finder of the built-in tables, parsed once.
 var builtin = sync.OnceValues(func() (*Finder, error) {
 	f := &Finder{extra: map[groupKind][]rewrite.FieldPath{}, composites: map[groupKind][]composite{},
-		registries: map[groupKind][]registryEntry{}, operators: map[groupKind][]operatorEntry{}}
+		registries: map[groupKind][]registryEntry{}, operators: map[groupKind][]operatorEntry{}, charts: map[groupKind][]chartEntry{}}
 	if err := f.addFields(BuiltinImageFields()); err != nil {
 		return nil, err
 	}
@@ -223,6 +230,11 @@ var builtin = sync.OnceValues(func() (*Finder, error) {
 	}
 	for _, r := range BuiltinRegistryFields() {
 		if err := f.addRegistry(r); err != nil {
+			return nil, err
+		}
+	}
+	for _, c := range BuiltinChartFields() {
+		if err := f.addChartField(c); err != nil {
 			return nil, err
 		}
 	}
@@ -425,6 +437,10 @@ type found struct {
 	// skipped are the values under keys that name an image not taken for
 	// images (guess).
 	skipped []guessSkip
+	// charts are the URLs of GitOps chart sources (Field.chart set), and
+	// chartSkips the sources left as written (gitops.go).
+	charts     []Field
+	chartSkips []chartSkip
 }
 
 // note is an object of an OperatorKind; Field identifies the object.
@@ -446,7 +462,9 @@ func (f *Finder) findAll(node *yaml.Node, embedded, guess bool) found {
 	// keeps the known field.
 	fields := make([]Field, 0, len(w.out)+len(w.guessed))
 	fields = append(append(fields, w.out...), w.guessed...)
-	return found{fields: dedup(fields), emb: dedup(w.emb), notes: w.notes, skipped: w.skipped}
+	charts := dedup(w.charts)
+	fields = withoutChartURLs(fields, charts)
+	return found{fields: dedup(fields), emb: dedup(w.emb), notes: w.notes, skipped: w.skipped, charts: charts, chartSkips: w.chartSkips}
 }
 
 type walker struct {
@@ -473,6 +491,9 @@ type walker struct {
 	notes    []note
 	seen     map[*yaml.Node]bool // alias targets already searched
 	seenMeta map[*yaml.Node]bool // alias targets already searched by pairs
+	// charts and chartSkips are the GitOps chart sources (gitops.go).
+	charts     []Field
+	chartSkips []chartSkip
 }
 
 func (w *walker) push(seg ...string) { w.path = append(w.path, seg...) }
@@ -578,6 +599,11 @@ func (w *walker) object(n *yaml.Node) {
 	}
 	for _, r := range w.f.registries[gk] {
 		w.registry(n, r)
+	}
+	if !w.f.noCharts {
+		for _, c := range w.f.charts[gk] {
+			w.at(n, c.path, func(m *yaml.Node) { w.chartSource(m, c) })
+		}
 	}
 	for i := range w.f.operators[gk] {
 		if o := &w.f.operators[gk][i]; !anySet(n, o.unless) {

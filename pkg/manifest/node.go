@@ -36,6 +36,7 @@ func (rw *Rewriter) RewriteNode(doc *yaml.Node, file string, lines bool) error {
 		return loc
 	}
 	ms, res := rw.mapAll(fd.fields, fd.emb, where)
+	rw.mapCharts(fd.charts, fd.chartSkips, where, &ms, &res)
 	res.notes = rw.notes(fd.notes, where)
 	res.warns = append(res.warns, skipWarnings(fd.skipped, where)...)
 	res.warns = append(res.warns, duplicateWarnings(doc, fd.fields, fd.emb, file, func(n *yaml.Node) int {
@@ -49,7 +50,7 @@ func (rw *Rewriter) RewriteNode(doc *yaml.Node, file string, lines bool) error {
 		res.warns, res.errs = append(res.warns, warns...), append(res.errs, errs...)
 		if len(errs) == 0 {
 			for _, m := range ms {
-				if m.field.Default && m.edit != nil && m.edit.value != "" && m.edit.insert == nil {
+				if m.edit != nil && m.edit.value != "" && m.edit.insert == nil && (m.field.Default || m.edit.node.Tag == "!!null") {
 					m.edit.node.Tag = "!!str" // an empty setting set
 				}
 			}

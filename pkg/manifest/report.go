@@ -38,3 +38,19 @@ func (s Setting) Message() string {
 	loc.Field = ""
 	return fmt.Sprintf("%s: registry setting %s: %s %s: its operator pulls the images it starts from the target registry (--no-add-registry, noAddRegistry: true, leaves it out)", loc, s.Location.Field, s.Target, what)
 }
+
+// ChartsSummary is the one-line report of the GitOps chart sources
+// rewritten (Rewriter.Charts) to repo, the target's charts
+// (rewrite.Mapper.ChartsRepository); "" when none was.
+func ChartsSummary(charts []ChartSource, repo string) string {
+	n := 0
+	for _, c := range charts {
+		if c.Action == rewrite.Rewritten {
+			n += c.Count
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d GitOps chart source(s) rewritten: the controllers pull chart NAME at VERSION from %s/NAME:VERSION, where rehost mirror pushes the charts (noChartSources: true, --no-chart-sources, leaves the sources as written)", n, repo)
+}

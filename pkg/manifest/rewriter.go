@@ -35,6 +35,7 @@ func WithWarnings(fn func(error)) Option { return func(r *Rewriter) { r.warn = f
 func WithFirstOccurrences() Option {
 	return func(r *Rewriter) {
 		r.set.FirstOnly, r.emb.FirstOnly, r.left.FirstOnly, r.unlisted.FirstOnly = true, true, true, true
+		r.charts.firstOnly = true
 	}
 }
 
@@ -100,6 +101,8 @@ type Rewriter struct {
 	guessed   guessTally
 	settings  []Setting
 	operators map[string]*OperatorNote
+	// charts are the GitOps chart sources met (gitops.go).
+	charts chartSet
 	// lists counts the image lists read.
 	lists int
 	// fullParse turns the fast path off: every document is parsed.
@@ -149,6 +152,7 @@ func New(c rewrite.Config, opts ...Option) (*Rewriter, error) {
 	if err != nil {
 		return nil, err
 	}
+	f.noCharts = c.NoChartSources
 	rw := &Rewriter{mapper: m, finder: f, skipInvalid: c.SkipInvalid, rewriteEmbedded: c.RewriteEmbedded, noAddRegistry: c.NoAddRegistry, noGuess: c.NoGuessImages, namedEmbedded: !c.NoNamedEmbedded, warn: func(error) {}, workers: runtime.GOMAXPROCS(0)}
 	rw.emb.NoCollisions, rw.left.NoCollisions, rw.unlisted.NoCollisions = true, true, true
 	for _, o := range opts {
@@ -382,6 +386,7 @@ type result struct {
 	emb, left []rewrite.Occurrence
 	settings  []Setting
 	notes     []OperatorNote
+	charts    []chartOcc
 	// unlisted are the split references whose tag the operator picks.
 	unlisted []rewrite.Occurrence
 	// guessed are the guessed references listed or rewritten.
@@ -413,6 +418,9 @@ func (rw *Rewriter) record(res result) []error {
 		_ = rw.unlisted.Add(o) // NoCollisions: never fails
 	}
 	rw.settings = append(rw.settings, res.settings...)
+	for _, c := range res.charts {
+		rw.charts.add(c)
+	}
 	for _, n := range res.notes {
 		if rw.operators == nil {
 			rw.operators = map[string]*OperatorNote{}
@@ -477,10 +485,11 @@ func (rw *Rewriter) process(d document, name string, write bool) result {
 	}
 	notes := rw.notes(fd.notes, where)
 	skipped := skipWarnings(fd.skipped, where)
-	if len(fields) == 0 && len(emb) == 0 {
+	if len(fields) == 0 && len(emb) == 0 && len(fd.charts) == 0 && len(fd.chartSkips) == 0 {
 		return result{notes: notes, warns: skipped}
 	}
 	ms, res := rw.mapAll(fields, emb, where)
+	rw.mapCharts(fd.charts, fd.chartSkips, where, &ms, &res)
 	res.notes = notes
 	res.warns = append(res.warns, skipped...)
 	res.warns = append(res.warns, duplicateWarnings(&root, fields, emb, name, func(n *yaml.Node) int { return d.line + n.Line - 1 })...)

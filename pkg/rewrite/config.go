@@ -101,6 +101,7 @@ const (
 //	imageFields:
 //	- {group: example.com, kind: Widget, path: spec.runner.image}
 //	rewriteEmbedded: false
+//	chartsPath: charts
 type Config struct {
 	APIVersion string      `yaml:"apiVersion,omitempty" json:"apiVersion,omitempty"`
 	Kind       string      `yaml:"kind,omitempty" json:"kind,omitempty"`
@@ -141,6 +142,17 @@ type Config struct {
 	// (tigera's Installation.spec.registry): absent settings are then only
 	// reported.
 	NoAddRegistry bool `yaml:"noAddRegistry,omitempty" json:"noAddRegistry,omitempty"`
+	// ChartsPath is the repository path, below the registry and its
+	// prefix, where the charts are (rehost mirror pushes chart NAME at
+	// VERSION to <registry>/<chartsPath>/NAME:VERSION): the GitOps chart
+	// sources (Flux HelmRepository and OCIRepository, Argo CD Application
+	// and ApplicationSet sources with a chart) are rewritten to point
+	// there. Empty means DefaultChartsPath, "charts".
+	ChartsPath string `yaml:"chartsPath,omitempty" json:"chartsPath,omitempty"`
+	// NoChartSources leaves the GitOps chart sources as written and
+	// unlisted (see docs/gitops.md); a Flux OCIRepository of a chart is
+	// then an OCI artifact like any other, mapped as an image.
+	NoChartSources bool `yaml:"noChartSources,omitempty" json:"noChartSources,omitempty"`
 	// ImageList, when set, makes the KRM function (rehost fn) add or update
 	// a ConfigMap that carries the image list. Off by default; the other
 	// commands ignore it.
@@ -207,6 +219,11 @@ func (c Config) Validate() error {
 	if _, _, err := splitRegistry(c.registry()); err != nil {
 		return &ConfigError{Field: "registry", Reason: err.Error()}
 	}
+	if c.ChartsPath != "" {
+		if err := checkChartsPath(c.ChartsPath); err != nil {
+			return &ConfigError{Field: "chartsPath", Reason: err.Error()}
+		}
+	}
 	switch c.PathStyle {
 	case "", PathStyleStrip, PathStyleNest:
 	default:
@@ -246,6 +263,25 @@ func (c Config) registry() string {
 		return DefaultRegistry
 	}
 	return c.Registry
+}
+
+func (c Config) chartsPath() string {
+	if c.ChartsPath == "" {
+		return DefaultChartsPath
+	}
+	return c.ChartsPath
+}
+
+// checkChartsPath checks a charts path: repository path components, no
+// leading or trailing slash.
+func checkChartsPath(p string) error {
+	if strings.HasPrefix(p, "/") || strings.HasSuffix(p, "/") {
+		return fmt.Errorf("%q: want a repository path without leading or trailing slash, like charts or helm/charts", p)
+	}
+	if err := checkPath(p); err != nil {
+		return fmt.Errorf("%q: %v", p, err)
+	}
+	return nil
 }
 
 func (c Config) pathStyle() PathStyle {

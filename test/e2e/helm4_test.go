@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,7 +53,7 @@ func notInTarget(t *testing.T, stream []byte, registry string) []string {
 	t.Helper()
 	out := run(t, stream, rehostBin(), "images", "-o", "json", "--registry", registry)
 	var imgs []struct{ Source, Action string }
-	if err := json.Unmarshal(out, &imgs); err != nil {
+	if err := imagesOf(out, &imgs); err != nil {
 		t.Fatal(err)
 	}
 	var bad []string

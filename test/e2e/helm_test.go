@@ -156,11 +156,18 @@ type chartImage struct {
 	} `json:"occurrences"`
 }
 
+// imagesOf decodes the "images" of rehost images -o json into v.
+func imagesOf(out []byte, v any) error {
+	return json.Unmarshal(out, &struct {
+		Images any `json:"images"`
+	}{v})
+}
+
 func chartImagesJSON(t *testing.T, args ...string) []chartImage {
 	t.Helper()
 	var imgs []chartImage
 	out := run(t, nil, rehostBin(), append([]string{"images", "-o", "json"}, args...)...)
-	if err := json.Unmarshal(out, &imgs); err != nil {
+	if err := imagesOf(out, &imgs); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	return imgs

@@ -32,7 +32,7 @@ func TestChartLocationsAgree(t *testing.T) {
 			Line int
 		}
 	}
-	if err := json.Unmarshal(out, &images); err != nil {
+	if err := imagesOf(out, &images); err != nil {
 		t.Fatal(err)
 	}
 	lines := map[string]string{}
