@@ -63,7 +63,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cmd.SetErr(stderr)
 	if err := cmd.Execute(); err != nil {
 		if errors.Is(err, helm.ErrKubeVersion) {
-			err = fmt.Errorf("%w; render for the cluster's version with --kube-version VERSION", err)
+			err = fmt.Errorf("%w (--kube-version, default %s): give the cluster's version with --kube-version VERSION", err, helm.DefaultKubeVersion)
 		}
 		fmt.Fprintf(stderr, "rehost-helm: %v\n", err)
 		return 1

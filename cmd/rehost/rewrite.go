@@ -309,18 +309,19 @@ func copyOthers(files *output.Staged, dir string, e *manifest.Expanded) (copyRep
 }
 
 func copyFile(files *output.Staged, src, dest string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	info, err := in.Stat()
+	// Looked at before it is opened: opening a FIFO waits for a writer.
+	info, err := os.Stat(src)
 	if err != nil {
 		return err
 	}
 	if !info.Mode().IsRegular() {
 		return fmt.Errorf("%s is %s: --output-dir copies regular files only (--manifests-only copies none)", src, safefile.Describe(info.Mode()))
 	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
 	out, err := files.Create(dest, info.Mode().Perm())
 	if err != nil {
 		return fmt.Errorf("%s: %w", src, err)

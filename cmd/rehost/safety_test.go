@@ -372,3 +372,25 @@ func TestKubeVersionDefault(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputDirSpecialOtherFile: a FIFO among the other files of an input
+// directory is an error naming it, not a copy that waits forever for a
+// writer; nothing is written.
+func TestOutputDirSpecialOtherFile(t *testing.T) {
+	app := filepath.Join(writeFiles(t, map[string]string{"app/pod.yaml": podNginx}), "app")
+	fifo := filepath.Join(app, "pipe")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	_, stderr, code := rehost(t, "", "rewrite", app, "--output-dir", out)
+	if code != 1 || !strings.Contains(stderr, fifo+" is a FIFO") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("output written")
+	}
+	if _, stderr, code := rehost(t, "", "rewrite", app, "--output-dir", out, "--manifests-only"); code != 0 {
+		t.Errorf("--manifests-only: exit %d: %s", code, stderr)
+	}
+}

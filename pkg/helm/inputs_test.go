@@ -58,7 +58,7 @@ func TestDefaultKubeVersionFollowsClientGo(t *testing.T) {
 // TestDefaultKubeVersion: a chart renders for DefaultKubeVersion when no
 // version is given, so that a current chart's kubeVersion constraint
 // accepts it; a chart that still rejects the version rendered for fails
-// with ErrKubeVersion, naming its constraint, the version and the option.
+// with ErrKubeVersion, naming its constraint and the version.
 func TestDefaultKubeVersion(t *testing.T) {
 	capabilities := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: caps}\ndata:\n  kubeVersion: {{ .Capabilities.KubeVersion.Version | quote }}\n"
 	current := writeChart(t, map[string]string{
@@ -77,7 +77,7 @@ func TestDefaultKubeVersion(t *testing.T) {
 		"templates/capabilities.yaml": capabilities,
 	})
 	_, err = Render(old, Options{})
-	if !errors.Is(err, ErrKubeVersion) || !strings.Contains(err.Error(), `"< 1.25.0"`) || !strings.Contains(err.Error(), "v"+DefaultKubeVersion) || !strings.Contains(err.Error(), "Options.KubeVersion") {
+	if !errors.Is(err, ErrKubeVersion) || !strings.Contains(err.Error(), `"< 1.25.0"`) || !strings.Contains(err.Error(), "v"+DefaultKubeVersion) {
 		t.Errorf("a chart for Kubernetes < 1.25: error %v", err)
 	}
 	if _, err := Render(old, Options{KubeVersion: "1.24.3"}); err != nil {

@@ -190,7 +190,7 @@ func render(ch *chart.Chart, vals map[string]interface{}, opts Options, where st
 	// Helm checks the constraint in install.Run; checked here first, the
 	// error says which version was rendered for and how to choose another.
 	if c := ch.Metadata.KubeVersion; c != "" && !chartutil.IsCompatibleRange(c, kv.String()) {
-		return nil, fmt.Errorf("%s: %w: its kubeVersion is %q and it is rendered for Kubernetes %s (Options.KubeVersion, default %s)", where, ErrKubeVersion, c, kv.String(), DefaultKubeVersion)
+		return nil, fmt.Errorf("%s: %w: its kubeVersion is %q and it is rendered for Kubernetes %s", where, ErrKubeVersion, c, kv.String())
 	}
 	install.APIVersions = chartutil.VersionSet(opts.APIVersions)
 	install.IncludeCRDs = !opts.SkipCRDs
