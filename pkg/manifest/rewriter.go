@@ -492,9 +492,18 @@ func (rw *Rewriter) notes(ns []note, where func(Field) rewrite.Location) []Opera
 func locateAll(d document, ms []mapped, res *result) {
 	// The parts by node (in the order of their first part) and offset:
 	// one slice for all, nothing allocated per node.
+	n := 0
+	for i := range ms {
+		if f := ms[i].field; !f.whole() && f.Add == nil {
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
 	type key struct{ group, at, i int } // i indexes ms
-	group := make(map[*yaml.Node]int, len(ms))
-	keys := make([]key, 0, len(ms))
+	group := make(map[*yaml.Node]int, n)
+	keys := make([]key, 0, n)
 	for i := range ms {
 		if f := ms[i].field; !f.whole() && f.Add == nil {
 			g, ok := group[f.Node]
@@ -504,9 +513,6 @@ func locateAll(d document, ms []mapped, res *result) {
 			}
 			keys = append(keys, key{g, f.At, i})
 		}
-	}
-	if len(keys) == 0 {
-		return
 	}
 	sort.Slice(keys, func(a, b int) bool {
 		ka, kb := keys[a], keys[b]
