@@ -22,6 +22,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -61,6 +62,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cmd.SetOut(stderr)
 	cmd.SetErr(stderr)
 	if err := cmd.Execute(); err != nil {
+		if errors.Is(err, helm.ErrKubeVersion) {
+			err = fmt.Errorf("%w (--kube-version, default %s): give the cluster's version with --kube-version VERSION", err, helm.DefaultKubeVersion)
+		}
 		fmt.Fprintf(stderr, "rehost-helm: %v\n", err)
 		return 1
 	}

@@ -20,7 +20,7 @@ func renderFlags(fs *pflag.FlagSet, opts *helm.Options, includeCRDs *bool) {
 	fs.StringArrayVar(&opts.Values.FileValues, "set-file", nil, "set values from files, key=path (repeatable)")
 	fs.StringVar(&opts.ReleaseName, "release-name", helm.DefaultReleaseName, "release name")
 	fs.StringVarP(&opts.Namespace, "namespace", "n", helm.DefaultNamespace, "release namespace")
-	fs.StringVar(&opts.KubeVersion, "kube-version", "", "Kubernetes version for Capabilities.KubeVersion")
+	fs.StringVar(&opts.KubeVersion, "kube-version", helm.DefaultKubeVersion, "Kubernetes version for Capabilities.KubeVersion and the charts' kubeVersion checks")
 	fs.StringSliceVar(&opts.APIVersions, "api-versions", nil, "Kubernetes API versions for Capabilities.APIVersions (repeatable)")
 	fs.BoolVar(includeCRDs, "include-crds", true, "include the CRDs of crds/ directories")
 	fs.BoolVar(&opts.SkipTests, "skip-tests", false, "leave out test hooks")

@@ -57,7 +57,7 @@ func (f *helmFlags) register(cmd *cobra.Command) {
 	fs.StringArrayVar(&f.fileValues, "set-file", nil, "charts: set values from files, key1=path1 (repeatable)")
 	fs.StringVar(&f.releaseName, "release-name", "release-name", "charts: release name (.Release.Name)")
 	fs.StringVarP(&f.namespace, "namespace", "n", "default", "charts: release namespace (.Release.Namespace)")
-	fs.StringVar(&f.kubeVersion, "kube-version", "", "charts: Kubernetes version for .Capabilities.KubeVersion (default helm's)")
+	fs.StringVar(&f.kubeVersion, "kube-version", rendered.DefaultKubeVersion, "charts: Kubernetes version for .Capabilities.KubeVersion and the charts' kubeVersion checks (the default is the version of the Kubernetes libraries rehost-helm's Helm is built with; Helm's own is v1.20.0)")
 	fs.StringSliceVarP(&f.apiVersions, "api-versions", "a", nil, "charts: API versions for .Capabilities.APIVersions (repeatable)")
 	fs.BoolVar(&f.includeCRDs, "include-crds", true, "charts: include the CRDs of crds/ directories")
 	fs.BoolVar(&f.skipTests, "skip-tests", false, "charts: leave out test hooks (helm.sh/hook: test)")

@@ -87,7 +87,9 @@ func TestChartFlagsForwarded(t *testing.T) {
 		flags []string
 		want  []string
 	}{
-		{nil, []string{"--release-name=release-name", "--namespace=default", "--include-crds=true", "--", chart}},
+		// The Kubernetes version is always given: rehost's default, not
+		// whatever the helper's Helm defaults to.
+		{nil, []string{"--release-name=release-name", "--namespace=default", "--kube-version=" + rendered.DefaultKubeVersion, "--include-crds=true", "--", chart}},
 		{
 			[]string{"-f", "a.yaml,b.yaml", "--values", "c.yaml", "--set", "x=1,y=2", "--set", "z=3", "--set-string", "s=010",
 				"--set-file", "f=cert.pem", "--release-name", "shop", "-n", "prod", "--kube-version", "1.33.0",
@@ -97,7 +99,7 @@ func TestChartFlagsForwarded(t *testing.T) {
 				"--api-versions=a/v1", "--api-versions=b/v1", "--api-versions=c/v1", "--include-crds=false", "--skip-tests", "--", chart},
 		},
 		// helm's -a shorthand of --api-versions.
-		{[]string{"-a", "x/v1", "-a", "y/v1,z/v1"}, []string{"--release-name=release-name", "--namespace=default",
+		{[]string{"-a", "x/v1", "-a", "y/v1,z/v1"}, []string{"--release-name=release-name", "--namespace=default", "--kube-version=" + rendered.DefaultKubeVersion,
 			"--api-versions=x/v1", "--api-versions=y/v1", "--api-versions=z/v1", "--include-crds=true", "--", chart}},
 	}
 	for _, cmd := range []string{"rewrite", "images"} {
@@ -229,10 +231,15 @@ func TestChartHelperFailures(t *testing.T) {
 	t.Run("missing", func(t *testing.T) {
 		t.Setenv("PATH", t.TempDir())
 		_, stderr, code := rehost(t, "", "rewrite", chart)
-		for _, want := range []string{"needs the rehost-helm helper", "go install github.com/rehost/rehost/cmd/rehost-helm@", "make build"} {
+		for _, want := range []string{"needs the rehost-helm helper", "`make build`", "`go install ./cmd/rehost-helm`"} {
 			if code == 0 || !strings.Contains(stderr, want) {
 				t.Errorf("exit %d, stderr %q; want it to contain %q", code, stderr, want)
 			}
+		}
+		// The modules are not published: the module proxy refuses
+		// go install github.com/rehost/rehost/cmd/rehost-helm@latest.
+		if strings.Contains(stderr, "@") {
+			t.Errorf("stderr suggests a module version: %q", stderr)
 		}
 	})
 }

@@ -44,10 +44,9 @@ func findCompanion(name, purpose string) (string, error) {
 	return "", fmt.Errorf("%s needs the %s helper, not found %s: %s", purpose, name, where, installHint(name))
 }
 
+// installHint says how to get a companion binary. rehost's modules are not
+// published, so `go install github.com/rehost/rehost/cmd/NAME@latest` is
+// refused by the module proxy: the binaries are built from a checkout.
 func installHint(name string) string {
-	v := version
-	if v == "" || v == "(devel)" {
-		v = "latest"
-	}
-	return fmt.Sprintf("install it with `go install github.com/rehost/rehost/cmd/%s@%s`, or run `make build` in a rehost checkout to build every binary into bin/", name, v)
+	return fmt.Sprintf("build it in a rehost checkout: `make build` puts rehost, rehost-helm and rehost-fn side by side in bin/, or `go install ./cmd/%s` installs it into $(go env GOPATH)/bin; rehost looks next to itself, then on PATH", name)
 }

@@ -43,14 +43,31 @@ func hintStdin(s streams, args []string, command string) {
 // openPaths expands command-line paths into streams; charts are rendered.
 // Image lists (files named imageList) are read into rw at once.
 func openPaths(args []string, hf *helmFlags, rw *manifest.Rewriter, s streams) ([]stream, error) {
-	if len(args) == 0 {
-		args = []string{"-"} // no PATH: standard input
-	}
-	inputs, err := manifest.ExpandPaths(args)
+	e, err := expand(args, s)
 	if err != nil {
 		return nil, err
 	}
-	return openStreams(inputs, hf, rw, s)
+	return openStreams(e.Inputs, hf, rw, s)
+}
+
+// expand expands command-line paths (none: standard input) and warns
+// about the symbolic links inside the directories walked.
+func expand(args []string, s streams) (*manifest.Expanded, error) {
+	if len(args) == 0 {
+		args = []string{"-"} // no PATH: standard input
+	}
+	e, err := manifest.Expand(args)
+	if err != nil {
+		return nil, err
+	}
+	for _, l := range e.Links {
+		if l.Dir {
+			fmt.Fprintf(s.err, "rehost: warning: %s is a symbolic link to the directory %s: not walked (its files are read where they are)\n", l.Path, l.Target)
+		} else {
+			fmt.Fprintf(s.err, "rehost: warning: %s is a symbolic link to %s: read as that file\n", l.Path, l.Target)
+		}
+	}
+	return e, nil
 }
 
 // readImages reads every stream for its images only.

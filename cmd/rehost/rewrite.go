@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/rehost/rehost/cmd/rehost/internal/output"
+	"github.com/rehost/rehost/internal/safefile"
 	"github.com/rehost/rehost/pkg/manifest"
 	"github.com/rehost/rehost/pkg/rewrite"
 	"github.com/spf13/cobra"
@@ -24,6 +25,8 @@ func newRewriteCmd(s streams) *cobra.Command {
 		imageList  string
 		pinsFile   string
 		pinsStrict bool
+		// manifestsOnly: --manifests-only, no copy of other files.
+		manifestsOnly bool
 	)
 	cmd := &cobra.Command{
 		Use:   "rewrite [PATH ...]",
@@ -70,7 +73,18 @@ docs/gitops.md).
 PATH is a file, a directory (walked recursively for *.yaml, *.yml, *.json in
 lexical order) or - for stdin; no PATH reads stdin, so rehost works as a Helm
 post-renderer. On any error nothing is written to stdout, --output-dir or the
-input files.`,
+input files.
+
+With --output-dir, every output file keeps its input's permissions, and the
+other files of directory inputs (a sealer Kubefile, a README, imageList files;
+not those of hidden directories or charts) are copied unchanged, so that DIR
+is complete: one line on stderr says how many (--manifests-only copies none).
+
+Files are never harmed (docs/cli-safety.md): no write goes through a symbolic
+link inside DIR; a device, FIFO or link at an output (/dev/null, /dev/stdout)
+is written into, never replaced; --in-place replaces regular files only,
+keeping their mode and owner; a symbolic link in an input directory or chart
+that leads out of it is an error, one inside it is followed with a warning.`,
 		Example: `  # Rewrite a directory of manifests and apply them.
   rehost rewrite manifests/ | kubectl apply -f -
 
@@ -93,7 +107,11 @@ input files.`,
 
   # Flux or Argo CD objects: images and chart sources to sea.hub:5000,
   # charts under sea.hub:5000/helm (where rehost mirror pushed them).
-  rehost rewrite clusters/prod/ --charts-path helm --output-dir airgap/`,
+  rehost rewrite clusters/prod/ --charts-path helm --output-dir airgap/
+
+  # A sealer application: out/ gets the rewritten manifests, the Kubefile
+  # and the other files, and an imageList of every image to cache.
+  rehost rewrite calico-app/ --output-dir out/ --image-list out/imageList`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if outputDir != "" && inPlace {
 				return errors.New("--output-dir and --in-place exclude each other")
@@ -116,23 +134,19 @@ input files.`,
 			if err != nil {
 				return err
 			}
-			paths := args
-			if len(paths) == 0 {
-				paths = []string{"-"} // no PATH: standard input
-			}
-			inputs, err := manifest.ExpandPaths(paths)
+			e, err := expand(args, s)
 			if err != nil {
 				return err
 			}
 			if inPlace {
-				for _, in := range inputs {
+				for _, in := range e.Inputs {
 					if in.Chart {
 						return fmt.Errorf("--in-place: %s is a Helm chart: its templates cannot be rewritten in place; write the rendered, rewritten manifests with --output-dir DIR, or give Helm a values overlay that sets the chart's images (rehost values)", in.Path)
 					}
 				}
 			}
 			hintStdin(s, args, "rewrite")
-			sts, err := openStreams(inputs, &hf, rw, s)
+			sts, err := openStreams(e.Inputs, &hf, rw, s)
 			if err != nil {
 				return err
 			}
@@ -167,12 +181,21 @@ input files.`,
 					return err
 				}
 			}
+			var copied copyReport
+			if outputDir != "" && !manifestsOnly {
+				// After the image list: an output rehost writes wins
+				// over a copy.
+				if copied, err = copyOthers(&files, outputDir, e); err != nil {
+					return err
+				}
+			}
 			if err := files.Commit(); err != nil {
 				return err
 			}
 			if err := stdout.Commit(s.out); err != nil {
 				return err
 			}
+			copied.report(s, outputDir)
 			reportSettings(s, rw)
 			reportCharts(s, rw)
 			reportGuessed(rw)
@@ -188,8 +211,9 @@ input files.`,
 	mf.register(cmd)
 	mf.registerCharts(cmd)
 	hf.register(cmd)
-	cmd.Flags().StringVar(&outputDir, "output-dir", "", "write one file per input file under `DIR`, at the same relative path")
-	cmd.Flags().BoolVar(&inPlace, "in-place", false, "replace the input files (atomically, only when every input succeeded)")
+	cmd.Flags().StringVar(&outputDir, "output-dir", "", "write one file per input file under `DIR`, at the same relative path and with the same permissions, and copy the other files of directory inputs (see --manifests-only); never through a symbolic link inside DIR")
+	cmd.Flags().BoolVar(&manifestsOnly, "manifests-only", false, "with --output-dir: write the rewritten manifests only, without copying the other files of directory inputs (Kubefile, README, imageList)")
+	cmd.Flags().BoolVar(&inPlace, "in-place", false, "replace the input files (atomically, keeping their mode and owner, only when every input succeeded); regular files only")
 	cmd.Flags().StringVar(&imageList, "image-list", "", "also write the images to cache in the target registry (original references of the images that move; not excluded ones, not those already there), one per line, to `FILE` (\"-\": stdout, with --output-dir or --in-place)")
 	cmd.Flags().StringVar(&pinsFile, "pins", "", "pin rewritten images to digests from `FILE` (SOURCE<TAB>TARGET@sha256 lines, as printed by rehost mirror --pin); an image without a line is rewritten unpinned, with a warning")
 	cmd.Flags().BoolVar(&pinsStrict, "pins-strict", false, "with --pins: an image without a line in the pins file is an error (nothing is written)")
@@ -213,11 +237,12 @@ func rewriteInPlace(rw *manifest.Rewriter, sts []stream, files *output.Staged) e
 		if st.path == "" {
 			return fmt.Errorf("--in-place: %s is not a file", st.name)
 		}
-		info, err := os.Stat(st.path)
+		// Before reading it: a FIFO read is gone, a device is no input.
+		f, err := files.Replace(st.path)
 		if err != nil {
-			return err
+			return fmt.Errorf("--in-place: %w", err)
 		}
-		if err := rewriteToFile(rw, st, files, st.path, info.Mode().Perm()); err != nil {
+		if err := rewriteToFile(rw, st, f); err != nil {
 			return err
 		}
 	}
@@ -244,23 +269,115 @@ func rewriteToDir(rw *manifest.Rewriter, sts []stream, dir string, files *output
 		if strings.HasPrefix(rel, "..") || filepath.IsAbs(rel) {
 			return fmt.Errorf("%s: output path %s is outside --output-dir", st.name, st.rel)
 		}
-		if err := rewriteToFile(rw, st, files, filepath.Join(dir, rel), 0o644); err != nil {
+		// The output keeps the input's permissions: a 0600 Secret stays
+		// private. Standard input and rendered charts give 0644.
+		mode := os.FileMode(0o644)
+		if st.path != "" {
+			info, err := os.Stat(st.path)
+			if err != nil {
+				return err
+			}
+			mode = info.Mode().Perm()
+		}
+		f, err := files.Create(filepath.Join(dir, rel), mode)
+		if err != nil {
+			return fmt.Errorf("%s: %w", st.name, err)
+		}
+		if err := rewriteToFile(rw, st, f); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func rewriteToFile(rw *manifest.Rewriter, st stream, files *output.Staged, dest string, mode os.FileMode) error {
-	f, err := files.Create(dest, mode)
-	if err != nil {
-		return err
-	}
-	err = rewriteStream(rw, st, f)
+func rewriteToFile(rw *manifest.Rewriter, st stream, f *os.File) error {
+	err := rewriteStream(rw, st, f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	return err
+}
+
+// copyReport says what copyOthers did.
+type copyReport struct {
+	copied []string // relative paths
+	kept   []string // not copied: rehost writes an output there
+}
+
+// copyOthers stages, under dir, a copy of every file of the directory
+// inputs that is not rewritten: the other files (a sealer Kubefile, a
+// README) and the image lists, byte for byte and with their permissions,
+// so that dir is complete. A file rehost writes an output to (the
+// --image-list) is not copied over.
+func copyOthers(files *output.Staged, dir string, e *manifest.Expanded) (copyReport, error) {
+	var r copyReport
+	var todo []manifest.Input
+	for _, in := range e.Inputs {
+		if in.ImageList {
+			todo = append(todo, in)
+		}
+	}
+	todo = append(todo, e.Others...)
+	for _, in := range todo {
+		rel := filepath.Clean(in.Rel)
+		if strings.HasPrefix(rel, "..") || filepath.IsAbs(rel) {
+			return r, fmt.Errorf("%s: output path %s is outside --output-dir", in.Path, in.Rel)
+		}
+		dest := filepath.Join(dir, rel)
+		if files.Has(dest) {
+			r.kept = append(r.kept, rel)
+			continue
+		}
+		if err := copyFile(files, in.Path, dest); err != nil {
+			return r, err
+		}
+		r.copied = append(r.copied, rel)
+	}
+	return r, nil
+}
+
+func copyFile(files *output.Staged, src, dest string) error {
+	// Looked at before it is opened: opening a FIFO waits for a writer.
+	info, err := os.Stat(src)
+	if err != nil {
+		return err
+	}
+	if !info.Mode().IsRegular() {
+		return fmt.Errorf("%s is %s: --output-dir copies regular files only (--manifests-only copies none)", src, safefile.Describe(info.Mode()))
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := files.Create(dest, info.Mode().Perm())
+	if err != nil {
+		return fmt.Errorf("%s: %w", src, err)
+	}
+	_, err = io.Copy(out, in)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// report prints one line on stderr when files were copied or kept.
+func (r copyReport) report(s streams, dir string) {
+	if len(r.copied)+len(r.kept) == 0 {
+		return
+	}
+	names := r.copied
+	if len(names) > 3 {
+		names = append(names[:3:3], "...")
+	}
+	msg := fmt.Sprintf("copied %d other file(s) of the input directories unchanged into %s", len(r.copied), dir)
+	if len(names) > 0 {
+		msg += " (" + strings.Join(names, ", ") + ")"
+	}
+	if len(r.kept) > 0 {
+		msg += fmt.Sprintf("; not copied, rehost writes them: %s", strings.Join(r.kept, ", "))
+	}
+	fmt.Fprintf(s.err, "rehost: %s; --manifests-only copies none\n", msg)
 }
 
 func writeImageList(files *output.Staged, path string, images []string) error {

@@ -101,7 +101,7 @@ applies last: a registry you pin with --set cannot be overridden.`,
 	}
 	mf.register(cmd)
 	hf.register(cmd)
-	cmd.Flags().StringVarP(&outFile, "output", "o", "", "write the overlay to `FILE` instead of stdout")
+	cmd.Flags().StringVarP(&outFile, "output", "o", "", "write the overlay to `FILE` instead of stdout (a file there keeps its mode and owner; a device, FIFO or link is written into, never replaced)")
 	cmd.Flags().BoolVar(&allowPartial, "allow-partial", false, "exit 0 even when some image cannot be moved by values")
 	return cmd
 }

@@ -49,7 +49,7 @@ func TestValuesCommand(t *testing.T) {
 	}
 	args, _ := recorded(t, record)
 	want := []string{"values", `--rewrite-config={"registry":"harbor.local/x","pathStyle":"nest","exclude":["quay.io"]}`,
-		"--values=u.yaml", "--set=a=b", "--release-name=release-name", "--namespace=default", "--include-crds=true", "--", chart}
+		"--values=u.yaml", "--set=a=b", "--release-name=release-name", "--namespace=default", "--kube-version=" + rendered.DefaultKubeVersion, "--include-crds=true", "--", chart}
 	if !reflect.DeepEqual(args, want) {
 		t.Errorf("rehost-helm got\n%q\nwant\n%q", args, want)
 	}

@@ -23,7 +23,15 @@
 //
 // Rendering never reaches the network or a cluster: dependencies must be in
 // the chart's charts/ directory (`helm dependency build`), values files are
-// read locally, and lookup returns nothing.
+// read locally, and lookup returns nothing. Charts render for Kubernetes
+// [DefaultKubeVersion] (the version of the Kubernetes libraries Helm is
+// built with; Helm's own default, v1.20.0, is older than most current
+// charts accept) unless Options.KubeVersion says otherwise.
+//
+// A chart directory never brings in a file from outside it: a symbolic
+// link that leaves the chart, dangles or loops is an error naming it (Helm's
+// loader would follow it into .Files and a relocated chart); a link inside
+// the chart is followed and reported as a warning.
 //
 // Helm 3 prints its warnings about a chart's values with the standard
 // library's global logger (helm.sh/helm/v3/pkg/chartutil calls log.Printf

@@ -3,11 +3,13 @@ package helm
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/rehost/rehost/internal/safefile"
 	"github.com/rehost/rehost/pkg/rendered"
 	"github.com/rehost/rehost/pkg/rewrite"
 	"go.yaml.in/yaml/v3"
@@ -101,16 +103,37 @@ func Relocate(path, output string, opts Options, cfg rewrite.Config) (*Relocated
 		}
 		return nil, fmt.Errorf("the relocated chart renders %s otherwise than the chart with the overlay (do your values files set a key the overlay sets?)", g.Name)
 	}
-	if !strings.HasSuffix(output, ".tgz") {
-		// An empty directory at output is replaced.
-		if err := os.Remove(output); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, err
-		}
-	}
-	if err := os.Rename(staged, output); err != nil {
+	if err := publishChart(staged, output); err != nil {
 		return nil, err
 	}
 	return rel, nil
+}
+
+// publishChart moves the staged chart to output. A packaged chart goes
+// through safefile: a regular file is replaced (keeping its mode and
+// owner), a device, FIFO or link (/dev/stdout) is written into. A
+// directory replaces the empty directory at output, never a link.
+func publishChart(staged, output string) error {
+	if strings.HasSuffix(output, ".tgz") {
+		d, err := safefile.Inspect(output)
+		if err != nil {
+			return err
+		}
+		if d.Existing != nil && !d.Direct() {
+			if err := safefile.Keep(staged, d.Existing, true); err != nil {
+				return err
+			}
+		}
+		return safefile.Publish(staged, d)
+	}
+	if st, err := os.Lstat(output); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("%s is a symbolic link: give the directory it names", output)
+	}
+	// An empty directory at output is replaced.
+	if err := os.Remove(output); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return os.Rename(staged, output)
 }
 
 // sameFields reports whether two renderings of a document have the same
@@ -138,11 +161,16 @@ func sessionFor(path string, opts Options, cfg rewrite.Config) (*session, error)
 	if err != nil {
 		return nil, err
 	}
-	ch, err := Load(path)
+	ch, warnings, err := load(path)
 	if err != nil {
 		return nil, err
 	}
-	return newSession(ch, files, sets, opts, cfg)
+	s, err := newSession(ch, files, sets, opts, cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.base.Warnings = append(warnings, s.base.Warnings...)
+	return s, nil
 }
 
 // placeKey finds the chart whose values.yaml must hold the key: the chart
@@ -299,6 +327,9 @@ func stageChart(c *chart.Chart, output string) (string, func(), error) {
 		}
 	}
 	parent := filepath.Dir(filepath.Clean(output))
+	if d, err := safefile.Inspect(output); err == nil && d.Direct() && strings.HasSuffix(output, ".tgz") {
+		parent = os.TempDir() // written into, not renamed: any file system
+	}
 	if err := os.MkdirAll(parent, 0o755); err != nil {
 		return "", nothing, err
 	}

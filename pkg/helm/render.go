@@ -3,8 +3,10 @@ package helm
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
+	"github.com/rehost/rehost/internal/safefile"
 	"github.com/rehost/rehost/pkg/manifest"
 	"github.com/rehost/rehost/pkg/rendered"
 	"helm.sh/helm/v3/pkg/action"
@@ -23,6 +25,17 @@ const DefaultReleaseName = "release-name"
 // as with Helm.
 const DefaultNamespace = "default"
 
+// DefaultKubeVersion is the Kubernetes version charts are rendered for
+// when Options.KubeVersion is empty: the one of the Kubernetes libraries
+// Helm is built with (see [rendered.DefaultKubeVersion]), not Helm's own
+// default v1.20.0, which most current charts reject.
+const DefaultKubeVersion = rendered.DefaultKubeVersion
+
+// ErrKubeVersion is wrapped by the error of a chart whose kubeVersion
+// constraint (Chart.yaml) the Kubernetes version rendered for does not
+// satisfy.
+var ErrKubeVersion = errors.New("the chart does not support this Kubernetes version")
+
 // ErrMissingDependencies is wrapped by the error of a chart whose
 // Chart.yaml declares dependencies that are missing from its charts/
 // directory.
@@ -36,7 +49,9 @@ type Options struct {
 	ReleaseName string
 	// Namespace is .Release.Namespace; default [DefaultNamespace].
 	Namespace string
-	// KubeVersion is .Capabilities.KubeVersion ("1.33.0"); default Helm's.
+	// KubeVersion is .Capabilities.KubeVersion ("1.33.0"), and the version
+	// a chart's kubeVersion constraint must accept; default
+	// [DefaultKubeVersion].
 	KubeVersion string
 	// APIVersions are added to .Capabilities.APIVersions.
 	APIVersions []string
@@ -59,12 +74,36 @@ type Options struct {
 // Load loads the chart directory or packaged chart (.tgz) at path with
 // Helm's loader. Nothing is fetched: dependencies must be in the chart's
 // charts/ directory.
+//
+// Helm's loader follows symbolic links, so a chart directory is checked
+// first: a link that leaves the chart (a files/ entry pointing at a secret
+// elsewhere, which would reach .Files.Get and a relocated chart), dangles,
+// or leads to a directory holding it is an error naming the link and its
+// target. Links inside the chart are followed; Render and AirgapValues
+// report each as a warning.
 func Load(path string) (*chart.Chart, error) {
-	ch, err := loader.Load(path)
-	if err != nil {
-		return nil, fmt.Errorf("loading chart %s: %w", path, err)
+	ch, _, err := load(path)
+	return ch, err
+}
+
+// load is Load that also returns the warnings: the loader's, one per
+// symbolic link followed.
+func load(path string) (*chart.Chart, []string, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		if _, err := safefile.CheckLinks(path); err != nil {
+			return nil, nil, fmt.Errorf("loading chart %s: %w", path, err)
+		}
 	}
-	return ch, nil
+	var ch *chart.Chart
+	// The loader logs each link it follows with the global logger.
+	warnings, err := captureLog(func() (err error) {
+		ch, err = loader.Load(path)
+		return err
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("loading chart %s: %w", path, err)
+	}
+	return ch, warnings, nil
 }
 
 // Render loads the chart directory or packaged chart (.tgz) at path and
@@ -77,11 +116,16 @@ func Render(path string, opts Options) (*rendered.Chart, error) {
 	if err != nil {
 		return nil, err
 	}
-	ch, err := Load(path)
+	ch, warnings, err := load(path)
 	if err != nil {
 		return nil, err
 	}
-	return render(ch, vals, opts, path)
+	c, err := render(ch, vals, opts, path)
+	if err != nil {
+		return nil, err
+	}
+	c.Warnings = append(warnings, c.Warnings...)
+	return c, nil
 }
 
 // RenderChart renders a loaded chart with the values given (the user's
@@ -134,12 +178,19 @@ func render(ch *chart.Chart, vals map[string]interface{}, opts Options, where st
 	if install.Namespace == "" {
 		install.Namespace = DefaultNamespace
 	}
-	if opts.KubeVersion != "" {
-		kv, err := chartutil.ParseKubeVersion(opts.KubeVersion)
-		if err != nil {
-			return nil, fmt.Errorf("invalid kube version %q: %w", opts.KubeVersion, err)
-		}
-		install.KubeVersion = kv
+	version := opts.KubeVersion
+	if version == "" {
+		version = DefaultKubeVersion
+	}
+	kv, err := chartutil.ParseKubeVersion(version)
+	if err != nil {
+		return nil, fmt.Errorf("invalid kube version %q: %w", version, err)
+	}
+	install.KubeVersion = kv
+	// Helm checks the constraint in install.Run; checked here first, the
+	// error says which version was rendered for and how to choose another.
+	if c := ch.Metadata.KubeVersion; c != "" && !chartutil.IsCompatibleRange(c, kv.String()) {
+		return nil, fmt.Errorf("%s: %w: its kubeVersion is %q and it is rendered for Kubernetes %s", where, ErrKubeVersion, c, kv.String())
 	}
 	install.APIVersions = chartutil.VersionSet(opts.APIVersions)
 	install.IncludeCRDs = !opts.SkipCRDs

@@ -134,7 +134,13 @@ func TestFromTemplatesMatchesRender(t *testing.T) {
 			if err := chartutil.ProcessDependenciesWithMerge(ch, vals); err != nil {
 				t.Fatal(err)
 			}
-			top, err := chartutil.ToRenderValues(ch, vals, chartutil.ReleaseOptions{Name: DefaultReleaseName, Namespace: DefaultNamespace, Revision: 1, IsInstall: true}, chartutil.DefaultCapabilities)
+			kv, err := chartutil.ParseKubeVersion(DefaultKubeVersion)
+			if err != nil {
+				t.Fatal(err)
+			}
+			caps := chartutil.DefaultCapabilities.Copy()
+			caps.KubeVersion = *kv
+			top, err := chartutil.ToRenderValues(ch, vals, chartutil.ReleaseOptions{Name: DefaultReleaseName, Namespace: DefaultNamespace, Revision: 1, IsInstall: true}, caps)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"regexp"
+	"sort"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -186,6 +187,10 @@ var errShared = errors.New("the value is shared through a YAML anchor with a fie
 // embedded or guessed reference, which is then left as written (a guessed
 // one is marked left).
 func planEdits(root *yaml.Node, ms []mapped) (edits []edit, warns, errs []error) {
+	ix := indexAliases(root)
+	if ix == nil {
+		return planPlain(ms), nil, nil
+	}
 	var order []*yaml.Node
 	byNode := map[*yaml.Node][]int{}
 	var inserts []edit
@@ -202,15 +207,6 @@ func planEdits(root *yaml.Node, ms []mapped) (edits []edit, warns, errs []error)
 		}
 	}
 	edits = inserts
-	ix := indexAliases(root)
-	if ix == nil {
-		for _, n := range order {
-			for _, i := range byNode[n] {
-				edits = append(edits, *ms[i].edit)
-			}
-		}
-		return edits, nil, nil
-	}
 	// The paths of image fields (edited or not) at each place.
 	imagePaths := map[*yaml.Node]map[string]bool{}
 	for _, m := range ms {
@@ -294,6 +290,38 @@ func planEdits(root *yaml.Node, ms []mapped) (edits []edit, warns, errs []error)
 		}
 	}
 	return edits, warns, errs
+}
+
+// planPlain plans the edits of a document without aliases: the fields to
+// add, then the edits of each node together, nodes in the order of their
+// first edit. It allocates the edits and one index per node, nothing per
+// edit, so that a document of many references stays cheap.
+func planPlain(ms []mapped) []edit {
+	first := make(map[*yaml.Node]int, len(ms)) // a node's first edit in ms
+	idx := make([]int, 0, len(ms))
+	n := 0
+	for i, m := range ms {
+		switch {
+		case m.edit != nil && m.edit.insert != nil:
+			n++
+		case m.edit != nil && m.edit.value != "":
+			if _, ok := first[m.field.Node]; !ok {
+				first[m.field.Node] = i
+			}
+			idx = append(idx, i)
+		}
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return first[ms[idx[a]].field.Node] < first[ms[idx[b]].field.Node] })
+	edits := make([]edit, 0, n+len(idx))
+	for _, m := range ms {
+		if m.edit != nil && m.edit.insert != nil {
+			edits = append(edits, *m.edit)
+		}
+	}
+	for _, i := range idx {
+		edits = append(edits, *ms[i].edit)
+	}
+	return edits
 }
 
 // plainSafe matches values that read back as the same string when written

@@ -2,7 +2,8 @@ package manifest
 
 import (
 	"bytes"
-	"sort"
+	"cmp"
+	"slices"
 	"strings"
 
 	"github.com/rehost/rehost/pkg/rewrite"
@@ -157,7 +158,7 @@ func dedupTokens(ts []token) []token {
 	if len(ts) < 2 {
 		return ts
 	}
-	sort.SliceStable(ts, func(i, j int) bool { return ts[i].at < ts[j].at })
+	slices.SortStableFunc(ts, func(a, b token) int { return cmp.Compare(a.at, b.at) })
 	out := ts[:1]
 	for _, t := range ts[1:] {
 		if t.at != out[len(out)-1].at {
@@ -390,4 +391,14 @@ func runHoldsReference(run []byte) bool {
 	t := bytes.LastIndexAny(run[:len(run)-1], ":@")
 	q := bytes.IndexByte(run[h+1:], '/')
 	return q >= 0 && h+1+q < t
+}
+
+// appendField appends f to fs, doubling the capacity when it is full:
+// append grows a large slice by a quarter at a time, which for a document
+// of many embedded references allocates five times the final size.
+func appendField(fs []Field, f Field) []Field {
+	if len(fs) == cap(fs) {
+		fs = slices.Grow(fs, max(len(fs), 8))
+	}
+	return append(fs, f)
 }

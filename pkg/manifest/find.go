@@ -1160,7 +1160,7 @@ func (w *walker) scanArg(n *yaml.Node, ctx bool, extra ...string) {
 		f := w.field(n, extra...)
 		f.Value, f.At, f.Embedded = t.value, t.at, true
 		f.Named = t.flag != "" && flagSaysImage(t.flag) || t.whole && ctx
-		w.emb = append(w.emb, f)
+		w.emb = appendField(w.emb, f)
 	}
 }
 
@@ -1176,7 +1176,7 @@ func (w *walker) scanNamed(n *yaml.Node, ctx, named bool, extra ...string) {
 		f := w.field(n, extra...)
 		f.Value, f.At, f.Embedded = t.value, t.at, true
 		f.Named = named && t.whole
-		w.emb = append(w.emb, f)
+		w.emb = appendField(w.emb, f)
 	}
 }
 

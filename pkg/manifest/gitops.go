@@ -404,18 +404,18 @@ func (rw *Rewriter) mapCharts(cs []Field, skips []chartSkip, where func(Field) r
 		var edits []mapped
 		if m.Action == rewrite.Rewritten {
 			occ := rewrite.Occurrence{Location: loc}
-			edits = append(edits, mapped{field: f, occ: occ, edit: &edit{node: f.Node, value: m.Target}, unlisted: true})
+			edits = append(edits, mapped{field: &f, occ: occ, edit: &edit{node: f.Node, value: m.Target}, unlisted: true})
 			if t := spec.typ; t != nil {
 				switch {
 				case t.Add != nil:
 					cl.TypeAdded = true
-					edits = append(edits, mapped{field: *t, occ: occ, edit: &edit{node: t.Node, value: "oci", insert: t.Add}, unlisted: true})
+					edits = append(edits, mapped{field: t, occ: occ, edit: &edit{node: t.Node, value: "oci", insert: t.Add}, unlisted: true})
 				case isEmpty(t.Node) || isString(t.Node) && t.Node.Value == "default":
 					cl.TypeWas = t.Node.Value
 					if cl.TypeWas == "" {
 						cl.TypeWas = "(empty)"
 					}
-					edits = append(edits, mapped{field: *t, occ: occ, edit: &edit{node: t.Node, value: "oci"}, unlisted: true})
+					edits = append(edits, mapped{field: t, occ: occ, edit: &edit{node: t.Node, value: "oci"}, unlisted: true})
 				case isString(t.Node) && t.Node.Value == "oci":
 				default:
 					tl := where(*t)

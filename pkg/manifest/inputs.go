@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/rehost/rehost/internal/safefile"
 )
 
 // Stdin is the name of standard input in errors and reports.
@@ -42,6 +44,32 @@ var ErrNoInputs = errors.New("no manifests (*.yaml, *.yml, *.json), charts or im
 // manifestExts are the file extensions read when walking a directory.
 var manifestExts = map[string]bool{".yaml": true, ".yml": true, ".json": true}
 
+// Link is a symbolic link found in a directory walked: its target is
+// inside the directory given (a link leaving it is an error).
+type Link struct {
+	// Path is the link, Target the path it resolves to.
+	Path, Target string
+	// Dir marks a link to a directory, which is not walked (its files are
+	// read where they are, inside the tree); a link to a file is read as
+	// that file.
+	Dir bool
+}
+
+// Expanded is what Expand found.
+type Expanded struct {
+	// Inputs are the streams to read, as ExpandPaths returns them.
+	Inputs []Input
+	// Others are the other files of the directories walked (not in hidden
+	// directories, not in charts): neither manifests, nor charts, nor image
+	// lists; Rel is their path under --output-dir. A command that writes a
+	// directory's manifests to another directory copies them, with the
+	// image lists, so that the result is complete (a sealer Kubefile, a
+	// README).
+	Others []Input
+	// Links are the symbolic links inside the directories walked.
+	Links []Link
+}
+
 // ExpandPaths turns command-line paths into inputs: "-" is standard input
 // (no path gives no input: reading standard input then is the caller's
 // choice); a file is itself; a directory is walked recursively in lexical
@@ -49,14 +77,30 @@ var manifestExts = map[string]bool{".yaml": true, ".yml": true, ".json": true}
 // except that a directory holding a Chart.yaml is a chart (its templates
 // are never read as manifests) and a *.tgz file is a packaged chart. A
 // file named imageList, found or given, is an image list.
+//
+// Symbolic links are not followed out of a directory given: a link whose
+// target is outside it (or does not exist) is an error naming the link
+// and its target, whether it is found walking the directory or inside a
+// chart directory; a link inside it is read as its target (see Expand for
+// the list). A file given by name is read wherever it is.
 func ExpandPaths(paths []string) ([]Input, error) {
-	if len(paths) == 0 {
-		return nil, nil
+	e, err := Expand(paths)
+	if err != nil {
+		return nil, err
 	}
-	var out []Input
+	return e.Inputs, nil
+}
+
+// Expand is ExpandPaths that also returns the other files of the
+// directories walked and the symbolic links met inside them.
+func Expand(paths []string) (*Expanded, error) {
+	e := &Expanded{}
+	if len(paths) == 0 {
+		return e, nil
+	}
 	for _, p := range paths {
 		if p == "-" {
-			out = append(out, Input{Path: "-", Rel: "stdin.yaml"})
+			e.Inputs = append(e.Inputs, Input{Path: "-", Rel: "stdin.yaml"})
 			continue
 		}
 		st, err := os.Stat(p)
@@ -64,45 +108,69 @@ func ExpandPaths(paths []string) ([]Input, error) {
 			return nil, err
 		}
 		if !st.IsDir() {
-			out = append(out, Input{Path: p, Rel: filepath.Base(p), Chart: isPackagedChart(p), ImageList: filepath.Base(p) == ImageListName})
+			e.Inputs = append(e.Inputs, Input{Path: p, Rel: filepath.Base(p), Chart: isPackagedChart(p), ImageList: filepath.Base(p) == ImageListName})
 			continue
 		}
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			rel, _ := filepath.Rel(p, path)
-			if d.IsDir() {
-				if path != p && strings.HasPrefix(d.Name(), ".") {
-					return filepath.SkipDir
-				}
-				if isChartDir(path) {
-					if rel == "." {
-						rel = filepath.Base(filepath.Clean(p))
-					}
-					out = append(out, Input{Path: path, Rel: rel, Chart: true})
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			switch {
-			case d.Name() == ImageListName:
-				out = append(out, Input{Path: path, Rel: rel, ImageList: true})
-			case manifestExts[strings.ToLower(filepath.Ext(path))]:
-				out = append(out, Input{Path: path, Rel: rel})
-			case isPackagedChart(path):
-				out = append(out, Input{Path: path, Rel: rel, Chart: true})
-			}
-			return nil
-		})
-		if err != nil {
+		if err := e.walk(p); err != nil {
 			return nil, err
 		}
 	}
-	if len(out) == 0 {
+	if len(e.Inputs) == 0 {
 		return nil, fmt.Errorf("%w in %s", ErrNoInputs, strings.Join(paths, ", "))
 	}
-	return out, nil
+	return e, nil
+}
+
+// walk adds what the directory p holds.
+func (e *Expanded) walk(p string) error {
+	if st, err := os.Lstat(p); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+		// A link given as the directory: walk its target ("link/" is
+		// the directory it names, where "link" is the link itself).
+		p += string(filepath.Separator)
+	}
+	return filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(p, path)
+		if d.Type()&fs.ModeSymlink != 0 && path != p {
+			l, err := safefile.Resolve(p, path)
+			if err != nil {
+				return err
+			}
+			e.Links = append(e.Links, Link{Path: l.Path, Target: l.Target, Dir: l.Dir})
+			if l.Dir {
+				return nil // not walked: its files are read where they are
+			}
+		}
+		if d.IsDir() {
+			if path != p && strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			if isChartDir(path) {
+				if _, err := safefile.CheckLinks(path); err != nil {
+					return fmt.Errorf("chart %s: %w", path, err)
+				}
+				if rel == "." {
+					rel = filepath.Base(filepath.Clean(p))
+				}
+				e.Inputs = append(e.Inputs, Input{Path: path, Rel: rel, Chart: true})
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch {
+		case d.Name() == ImageListName:
+			e.Inputs = append(e.Inputs, Input{Path: path, Rel: rel, ImageList: true})
+		case manifestExts[strings.ToLower(filepath.Ext(path))]:
+			e.Inputs = append(e.Inputs, Input{Path: path, Rel: rel})
+		case isPackagedChart(path):
+			e.Inputs = append(e.Inputs, Input{Path: path, Rel: rel, Chart: true})
+		default:
+			e.Others = append(e.Others, Input{Path: path, Rel: rel})
+		}
+		return nil
+	})
 }
 
 func isChartDir(dir string) bool {

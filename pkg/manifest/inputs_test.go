@@ -61,3 +61,87 @@ func TestExpandPaths(t *testing.T) {
 		t.Errorf("empty directory: %v", err)
 	}
 }
+
+// TestExpandOthersAndLinks: Expand lists the other files of the
+// directories walked, and the symbolic links inside them; a link that
+// leaves the directory given, or dangles, is an error naming it and its
+// target, in a chart too.
+func TestExpandOthersAndLinks(t *testing.T) {
+	outside := t.TempDir()
+	secret := filepath.Join(outside, "secret.yaml")
+	if err := os.WriteFile(secret, []byte("kind: Secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	build := func(t *testing.T, links map[string]string) string {
+		dir := t.TempDir()
+		for _, f := range []string{"app/pod.yaml", "app/Kubefile", "app/README.md", "app/imageList", "app/.git/config", "app/chart/Chart.yaml", "app/chart/files/x.txt", "app/sub/cm.yaml"} {
+			p := filepath.Join(dir, f)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for link, target := range links {
+			if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return filepath.Join(dir, "app")
+	}
+	app := build(t, map[string]string{"app/same.yaml": "pod.yaml", "app/subdir": "sub", "app/chart/files/inside.txt": "x.txt"})
+	e, err := Expand([]string{app})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := func(s ...string) string { return filepath.Join(append([]string{app}, s...)...) }
+	var inputs, others []string
+	for _, in := range e.Inputs {
+		inputs = append(inputs, in.Rel)
+	}
+	for _, in := range e.Others {
+		others = append(others, in.Rel)
+	}
+	if got, want := strings.Join(inputs, " "), "chart imageList pod.yaml same.yaml "+filepath.Join("sub", "cm.yaml"); got != want {
+		t.Errorf("inputs: %s, want %s", got, want)
+	}
+	if got, want := strings.Join(others, " "), "Kubefile README.md"; got != want {
+		t.Errorf("others: %s, want %s", got, want)
+	}
+	real := func(p string) string { r, _ := filepath.EvalSymlinks(p); return r }
+	want := []Link{{Path: j("same.yaml"), Target: real(j("pod.yaml"))}, {Path: j("subdir"), Target: real(j("sub")), Dir: true}}
+	if !reflect.DeepEqual(e.Links, want) {
+		t.Errorf("links:\n got %+v\nwant %+v", e.Links, want)
+	}
+
+	for name, links := range map[string]map[string]string{
+		"file link leaving":     {"app/secret.yaml": secret},
+		"relative link leaving": {"app/sub/up.yaml": "../../../" + filepath.Base(outside) + "/secret.yaml"},
+		"directory link":        {"app/out": outside},
+		"dangling":              {"app/gone.yaml": "missing.yaml"},
+		"chart link leaving":    {"app/chart/files/secret.yaml": secret},
+	} {
+		t.Run(name, func(t *testing.T) {
+			app := build(t, links)
+			var link, target string
+			for l, tg := range links {
+				link, target = filepath.Join(filepath.Dir(app), l), tg
+			}
+			_, err := Expand([]string{app})
+			if err == nil || !strings.Contains(err.Error(), link) || !strings.Contains(err.Error(), target) {
+				t.Errorf("error %v, want one naming %s and %s", err, link, target)
+			}
+		})
+	}
+
+	// A link given as the directory is walked; a file given by name is
+	// read wherever it is.
+	via := filepath.Join(t.TempDir(), "via")
+	if err := os.Symlink(app, via); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ExpandPaths([]string{via + "/", via, secret}); err != nil || len(got) != 11 || got[2].Path != filepath.Join(via, "pod.yaml") || got[10].Path != secret {
+		t.Errorf("a link given: %+v, %v", got, err)
+	}
+}

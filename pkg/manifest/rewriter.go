@@ -380,15 +380,13 @@ func isWriteErr(err error) bool {
 // result is what processing one document gives.
 type result struct {
 	out []byte // the rewritten document, nil when unchanged
-	occ []rewrite.Occurrence
-	// emb are the embedded references, left those of them neither listed
-	// nor rewritten.
-	emb, left []rewrite.Occurrence
-	settings  []Setting
-	notes     []OperatorNote
-	charts    []chartOcc
-	// unlisted are the split references whose tag the operator picks.
-	unlisted []rewrite.Occurrence
+	// ms are the document's references in order; record adds each
+	// occurrence where its to bits say (see finish). They are not copied
+	// out: a document of many references costs each one once.
+	ms       []mapped
+	settings []Setting
+	notes    []OperatorNote
+	charts   []chartOcc
 	// guessed are the guessed references listed or rewritten.
 	guessed []rewrite.Location
 	warns   []error
@@ -403,19 +401,22 @@ func (rw *Rewriter) record(res result) []error {
 	rw.mu.Lock()
 	defer rw.mu.Unlock()
 	errs := res.errs
-	for _, o := range res.occ {
-		if err := rw.addLocked(o); err != nil {
-			errs = append(errs, err)
+	for i := range res.ms {
+		m := &res.ms[i]
+		if m.to&toSet != 0 {
+			if err := rw.addLocked(m.occ); err != nil {
+				errs = append(errs, err)
+			}
 		}
-	}
-	for _, o := range res.emb {
-		_ = rw.emb.Add(o) // NoCollisions: never fails
-	}
-	for _, o := range res.left {
-		_ = rw.left.Add(o) // NoCollisions: never fails
-	}
-	for _, o := range res.unlisted {
-		_ = rw.unlisted.Add(o) // NoCollisions: never fails
+		if m.to&toEmb != 0 {
+			_ = rw.emb.Add(m.occ) // NoCollisions: never fails
+		}
+		if m.to&toLeft != 0 {
+			_ = rw.left.Add(m.occ) // NoCollisions: never fails
+		}
+		if m.to&toUnlisted != 0 {
+			_ = rw.unlisted.Add(m.occ) // NoCollisions: never fails
+		}
 	}
 	rw.settings = append(rw.settings, res.settings...)
 	for _, c := range res.charts {
@@ -564,37 +565,61 @@ func (rw *Rewriter) notes(ns []note, where func(Field) rewrite.Location) []Opera
 // written verbatim is left as written with a warning (embedded, guessed)
 // or is an error (a composed reference: an image field).
 func locateAll(d document, ms []mapped, res *result) {
-	byNode := map[*yaml.Node][]int{} // indexes into ms
-	var nodes []*yaml.Node
+	// The parts by node (in the order of their first part) and offset:
+	// one slice for all, nothing allocated per node.
+	n := 0
 	for i := range ms {
 		if f := ms[i].field; !f.whole() && f.Add == nil {
-			if byNode[f.Node] == nil {
-				nodes = append(nodes, f.Node)
-			}
-			byNode[f.Node] = append(byNode[f.Node], i)
+			n++
 		}
 	}
-	if len(nodes) == 0 {
+	if n == 0 {
 		return
 	}
-	lines := lineStarts(d.data)
-	type found struct{ i, off int }
-	var located []found
-	for _, n := range nodes {
-		idx := byNode[n]
-		sort.SliceStable(idx, func(a, b int) bool { return ms[idx[a]].field.At < ms[idx[b]].field.At })
-		parts := make([]part, len(idx))
-		for k, i := range idx {
-			parts[k] = part{at: ms[i].field.At, text: ms[i].field.Value}
+	type key struct{ group, at, i int } // i indexes ms
+	group := make(map[*yaml.Node]int, n)
+	keys := make([]key, 0, n)
+	for i := range ms {
+		if f := ms[i].field; !f.whole() && f.Add == nil {
+			g, ok := group[f.Node]
+			if !ok {
+				g = len(group)
+				group[f.Node] = g
+			}
+			keys = append(keys, key{g, f.At, i})
 		}
-		offs, err := locateParts(d.data, lines, n, parts)
-		for k, i := range idx {
-			m := &ms[i]
+	}
+	sort.Slice(keys, func(a, b int) bool {
+		ka, kb := keys[a], keys[b]
+		if ka.group != kb.group {
+			return ka.group < kb.group
+		}
+		if ka.at != kb.at {
+			return ka.at < kb.at
+		}
+		return ka.i < kb.i
+	})
+	lines := lineStarts(d.data)
+	parts := make([]part, len(keys))
+	for k, kk := range keys {
+		parts[k] = part{at: kk.at, text: ms[kk.i].field.Value}
+	}
+	offs := make([]int, len(keys))
+	type found struct{ i, off int }
+	located := make([]found, 0, len(keys))
+	for g := 0; g < len(keys); {
+		h := g + 1
+		for h < len(keys) && keys[h].group == keys[g].group {
+			h++
+		}
+		err := locateParts(d.data, lines, ms[keys[g].i].field.Node, parts[g:h], offs[g:h])
+		for k := g; k < h; k++ {
+			m := &ms[keys[k].i]
 			if offs[k] >= 0 {
 				if m.edit != nil {
 					m.edit.start = offs[k]
 				}
-				located = append(located, found{i, offs[k]})
+				located = append(located, found{keys[k].i, offs[k]})
 				continue
 			}
 			if m.edit == nil || m.edit.value == "" {
@@ -616,6 +641,7 @@ func locateAll(d document, ms []mapped, res *result) {
 			}
 			m.edit = nil
 		}
+		g = h
 	}
 	sort.Slice(located, func(a, b int) bool { return located[a].off < located[b].off })
 	pos := positioner{data: d.data, lines: lines}
@@ -629,7 +655,7 @@ func locateAll(d document, ms []mapped, res *result) {
 // mapped is a reference found in a document with its mapping and, when it
 // is to be rewritten, its edit.
 type mapped struct {
-	field Field
+	field *Field // in the finder's slices, which outlive ms
 	occ   rewrite.Occurrence
 	// edit is nil when the reference is left as it is; its value is ""
 	// when the mapping leaves it as written (excluded, in the target).
@@ -640,6 +666,8 @@ type mapped struct {
 	// left: a guessed reference left as written, with a warning, because
 	// it cannot be rewritten safely; it is neither listed nor rewritten.
 	left bool
+	// to says where record adds the occurrence (set by finish).
+	to recordTo
 }
 
 // mapAll validates and maps the references found in a document. It is
@@ -649,8 +677,16 @@ type mapped struct {
 func (rw *Rewriter) mapAll(fields, emb []Field, where func(Field) rewrite.Location) ([]mapped, result) {
 	var res result
 	ms := make([]mapped, 0, len(fields)+len(emb))
-	for _, f := range append(fields, emb...) {
-		loc := where(f)
+	// The edits live in one slab, allocated once: ms points into it.
+	slab := make([]edit, 0, len(fields)+len(emb))
+	for k := 0; k < len(fields)+len(emb); k++ {
+		var f *Field
+		if k < len(fields) {
+			f = &fields[k]
+		} else {
+			f = &emb[k-len(fields)]
+		}
+		loc := where(*f)
 		loc.Embedded, loc.Named, loc.Guessed = f.Embedded, f.Embedded && f.Named, f.Guessed
 		if f.Registry {
 			rw.mapSetting(f, loc, &ms, &res)
@@ -698,7 +734,8 @@ func (rw *Rewriter) mapAll(fields, emb []Field, where func(Field) rewrite.Locati
 			default:
 				e.value = m.Target.String()
 			}
-			mp.edit = &e
+			slab = append(slab, e)
+			mp.edit = &slab[len(slab)-1]
 		}
 		if named && !rw.rewriteEmbedded && !rw.listEmbedded && m.Source.Tag == "" && m.Source.Digest == "" {
 			// "--prometheus-default-base-image=quay.io/prometheus/prometheus":
@@ -717,7 +754,7 @@ func (rw *Rewriter) mapAll(fields, emb []Field, where func(Field) rewrite.Locati
 
 // mapSetting maps a registry setting and records it in res; a setting to
 // rewrite or add becomes an edit in ms.
-func (rw *Rewriter) mapSetting(f Field, loc rewrite.Location, ms *[]mapped, res *result) {
+func (rw *Rewriter) mapSetting(f *Field, loc rewrite.Location, ms *[]mapped, res *result) {
 	s := Setting{Location: loc, Source: f.Value}
 	if f.Add != nil {
 		s.Source = ""
@@ -777,37 +814,46 @@ func (rw *Rewriter) mapSetting(f Field, loc rewrite.Location, ms *[]mapped, res 
 	res.settings = append(res.settings, s)
 }
 
+// recordTo says where record puts an occurrence: the image set, the
+// embedded references, the embedded references left out.
+type recordTo uint8
+
+const (
+	toSet recordTo = 1 << iota
+	toEmb
+	toLeft
+	toUnlisted
+)
+
 // finish sorts the occurrences of a document into the result: image fields
-// into occ, split references whose tag the operator picks into unlisted;
-// embedded references into emb, and into occ when listed or rewritten,
-// left otherwise.
+// into the image set, split references whose tag the operator picks into
+// the unlisted ones; embedded references into the embedded ones, and into
+// the image set when listed or rewritten, left out otherwise. Guessed
+// references left as written go nowhere.
 func (rw *Rewriter) finish(ms []mapped, res *result) {
-	for _, m := range ms {
+	for i := range ms {
+		m := &ms[i]
 		if m.left {
 			continue
 		}
 		if m.field.Guessed {
 			res.guessed = append(res.guessed, m.occ.Location)
 		}
-		if m.unlisted {
-			if m.field.Embedded {
-				res.emb = append(res.emb, m.occ)
-			} else if m.field.Incomplete != "" {
-				res.unlisted = append(res.unlisted, m.occ)
-			}
-			continue
-		}
-		if !m.field.Embedded {
-			res.occ = append(res.occ, m.occ)
-			continue
-		}
-		res.emb = append(res.emb, m.occ)
-		if rw.listEmbedded || m.edit != nil {
-			res.occ = append(res.occ, m.occ)
-		} else {
-			res.left = append(res.left, m.occ)
+		switch {
+		case m.unlisted && m.field.Embedded:
+			m.to = toEmb
+		case m.unlisted && m.field.Incomplete != "":
+			m.to = toUnlisted
+		case m.unlisted:
+		case !m.field.Embedded:
+			m.to = toSet
+		case rw.listEmbedded || m.edit != nil:
+			m.to = toEmb | toSet
+		default:
+			m.to = toEmb | toLeft
 		}
 	}
+	res.ms = ms
 }
 
 // mayHoldImages is the fast path: it reports false, without parsing, for

@@ -43,6 +43,7 @@ func splice(data []byte, edits []edit) ([]byte, error) {
 	type span struct {
 		start, end int
 		text       string
+		sub        bool
 	}
 	var lines []int
 	spans := make([]span, 0, len(edits))
@@ -56,7 +57,7 @@ func splice(data []byte, edits []edit) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			spans = append(spans, span{at, at, text})
+			spans = append(spans, span{at, at, text, false})
 			continue
 		}
 		if !e.sub && !whole[e.node] {
@@ -68,38 +69,39 @@ func splice(data []byte, edits []edit) ([]byte, error) {
 			if err != nil {
 				return nil, err
 			}
-			spans = append(spans, span{start, end, text})
+			spans = append(spans, span{start, end, text, false})
 		}
 	}
-	type part struct {
-		node *yaml.Node
-		at   int
-	}
-	done := map[part]bool{}
 	for _, e := range edits {
-		if !e.sub || e.insert != nil || whole[e.node] || done[part{e.node, e.at}] {
+		if !e.sub || e.insert != nil || whole[e.node] {
 			continue
 		}
-		done[part{e.node, e.at}] = true
 		if e.start < 0 || e.start+len(e.old) > len(data) || string(data[e.start:e.start+len(e.old)]) != e.old {
 			return nil, fmt.Errorf("cannot locate %q at byte %d to rewrite in place", e.old, e.start)
 		}
-		spans = append(spans, span{e.start, e.start + len(e.old), e.value})
+		spans = append(spans, span{e.start, e.start + len(e.old), e.value, true})
 	}
 	sort.Slice(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
-	var out bytes.Buffer
-	out.Grow(len(data) + 32*len(spans))
-	pos := 0
+	size := len(data)
 	for _, s := range spans {
+		size += len(s.text) - (s.end - s.start)
+	}
+	out := make([]byte, 0, max(size, 0))
+	pos := 0
+	var last *span
+	for i := range spans {
+		s := &spans[i]
+		if s.sub && last != nil && last.sub && *s == *last {
+			continue // the same part again: an anchor reached twice
+		}
 		if s.start < pos {
 			return nil, fmt.Errorf("overlapping edits at byte %d", s.start)
 		}
-		out.Write(data[pos:s.start])
-		out.WriteString(s.text)
-		pos = s.end
+		out = append(out, data[pos:s.start]...)
+		out = append(out, s.text...)
+		pos, last = s.end, s
 	}
-	out.Write(data[pos:])
-	return out.Bytes(), nil
+	return append(out, data[pos:]...), nil
 }
 
 // spliceVerified splices and, when some edits are sub edits, proves the
@@ -125,24 +127,44 @@ func spliceVerified(data []byte, root *yaml.Node, edits []edit) ([]byte, error) 
 }
 
 // expectedValues is the value each edited node must have after the edits.
+// The sub edits of a node are applied in the order of their offsets, each
+// part once. It allocates the map and the new values, nothing per edit.
 func expectedValues(edits []edit) map[*yaml.Node]string {
-	want := map[*yaml.Node]string{}
-	subs := map[*yaml.Node][]edit{}
+	want := make(map[*yaml.Node]string, len(edits))
 	for _, e := range edits {
 		if !e.sub && e.insert == nil {
 			want[e.node] = e.value
 		}
 	}
-	for _, e := range edits {
-		if _, isWhole := want[e.node]; e.sub && e.insert == nil && !isWhole {
-			subs[e.node] = append(subs[e.node], e)
+	// The sub edits of the nodes not edited whole, by node (in the order
+	// of their first edit) and offset.
+	type key struct{ group, at, i int }
+	group := make(map[*yaml.Node]int, len(edits))
+	keys := make([]key, 0, len(edits))
+	for i, e := range edits {
+		if _, isWhole := want[e.node]; !e.sub || e.insert != nil || isWhole {
+			continue
 		}
+		g, ok := group[e.node]
+		if !ok {
+			g = len(group)
+			group[e.node] = g
+		}
+		keys = append(keys, key{g, e.at, i})
 	}
-	for n, es := range subs {
-		sort.Slice(es, func(i, j int) bool { return es[i].at < es[j].at })
+	sort.Slice(keys, func(a, b int) bool {
+		if keys[a].group != keys[b].group {
+			return keys[a].group < keys[b].group
+		}
+		return keys[a].at < keys[b].at
+	})
+	for k := 0; k < len(keys); {
+		n := edits[keys[k].i].node
 		var b strings.Builder
+		b.Grow(len(n.Value))
 		pos := 0
-		for _, e := range es {
+		for ; k < len(keys) && edits[keys[k].i].node == n; k++ {
+			e := &edits[keys[k].i]
 			if e.at < pos {
 				continue // the same part again (an anchor), or overlapping
 			}
@@ -159,45 +181,61 @@ func expectedValues(edits []edit) map[*yaml.Node]string {
 // sameTree compares two parsed documents node by node (aliases by name,
 // not followed): kinds, tags, styles, anchors and values are equal, except
 // that the nodes of a have the values in want. It returns the path of the
-// first difference.
+// first difference (below path).
 func sameTree(a, b *yaml.Node, want map[*yaml.Node]string, path string) (string, bool) {
+	if rel, ok := sameNodes(a, b, want); !ok {
+		return joinPath(path, rel), false
+	}
+	return "", true
+}
+
+// sameNodes is sameTree without the path, which it builds only for a
+// difference (relative to a): a large document compares without allocating.
+func sameNodes(a, b *yaml.Node, want map[*yaml.Node]string) (string, bool) {
 	if v, ok := want[a]; ok && a.Kind == yaml.AliasNode {
 		// An alias replaced by a value.
-		if b.Kind != yaml.ScalarNode || b.Value != v || b.ShortTag() != "!!str" {
-			return path, false
-		}
-		return "", true
+		return "", b.Kind == yaml.ScalarNode && b.Value == v && b.ShortTag() == "!!str"
 	}
 	if a.Kind != b.Kind || a.Tag != b.Tag || a.Style != b.Style || a.Anchor != b.Anchor || len(a.Content) != len(b.Content) {
-		return path, false
+		return "", false
 	}
 	v, ok := want[a]
 	if !ok {
 		v = a.Value
 	}
 	if b.Value != v {
-		return path, false
+		return "", false
 	}
 	if a.Kind == yaml.AliasNode {
 		return "", true
 	}
 	for i := range a.Content {
-		p := path
-		if a.Kind == yaml.MappingNode && i%2 == 1 {
-			p = joinPath(path, a.Content[i-1].Value)
-		} else if a.Kind == yaml.SequenceNode {
-			p = path + index(i)
+		rel, ok := sameNodes(a.Content[i], b.Content[i], want)
+		if ok {
+			continue
 		}
-		if p, ok := sameTree(a.Content[i], b.Content[i], want, p); !ok {
-			return p, false
+		switch {
+		case a.Kind == yaml.MappingNode && i%2 == 1:
+			rel = joinPath(a.Content[i-1].Value, rel)
+		case a.Kind == yaml.SequenceNode:
+			if rel != "" && !strings.HasPrefix(rel, "[") {
+				rel = "." + rel
+			}
+			rel = index(i) + rel
 		}
+		return rel, false
 	}
 	return "", true
 }
 
 func joinPath(p, k string) string {
-	if p == "" {
+	switch {
+	case p == "":
 		return k
+	case k == "":
+		return p
+	case strings.HasPrefix(k, "["):
+		return p + k
 	}
 	return p + "." + k
 }
@@ -248,21 +286,21 @@ type part struct {
 
 // locateParts finds, in one pass over the source of scalar n, the byte
 // offset in data of each part of its value (parts sorted by at; a part
-// holds no white space, quote or backslash), or -1 for a part that is not
+// holds no white space, quote or backslash), into res (one per part), or
+// -1 for a part that is not
 // written verbatim (inside or across an escape sequence). It walks the
 // source and the value side by side: verbatim characters match one to
 // one, escape sequences ("\\x41", "”") produce known bytes, and runs of
 // blanks and line breaks (indentation, folding) match runs of white space
 // in the value. When the two disagree, the remaining parts are not
 // located; nothing is guessed.
-func locateParts(data []byte, lines []int, n *yaml.Node, parts []part) ([]int, error) {
-	res := make([]int, len(parts))
+func locateParts(data []byte, lines []int, n *yaml.Node, parts []part, res []int) error {
 	for i := range res {
 		res[i] = -1
 	}
 	off, err := offset(data, lines, n.Line, n.Column)
 	if err != nil {
-		return res, err
+		return err
 	}
 	off = skipProperties(data, off)
 	i := off // in data
@@ -276,13 +314,13 @@ func locateParts(data []byte, lines []int, n *yaml.Node, parts []part) ([]int, e
 		// The header line ("|", ">-", "|2 # comment") is not content.
 		nl := bytes.IndexByte(data[off:], '\n')
 		if nl < 0 {
-			return res, fmt.Errorf("block scalar at line %d without content", n.Line)
+			return fmt.Errorf("block scalar at line %d without content", n.Line)
 		}
 		i = off + nl + 1
 	}
 	if quote != 0 {
 		if i >= len(data) || data[i] != quote {
-			return res, fmt.Errorf("scalar at line %d, column %d does not start with its quote", n.Line, n.Column)
+			return fmt.Errorf("scalar at line %d, column %d does not start with its quote", n.Line, n.Column)
 		}
 		i++
 	}
@@ -311,10 +349,10 @@ func locateParts(data []byte, lines []int, n *yaml.Node, parts []part) ([]int, e
 		c := data[i]
 		switch {
 		case quote != 0 && c == quote && !(quote == '\'' && i+1 < len(data) && data[i+1] == '\''):
-			return res, nil // the end of the scalar
+			return nil // the end of the scalar
 		case quote == '\'' && c == '\'':
 			if v[j] != '\'' {
-				return res, nil
+				return nil
 			}
 			i, j = i+2, j+1
 		case quote == '"' && c == '\\':
@@ -328,7 +366,7 @@ func locateParts(data []byte, lines []int, n *yaml.Node, parts []part) ([]int, e
 			}
 			produced, size := unescape(data[i:])
 			if size == 0 || !strings.HasPrefix(v[j:], produced) {
-				return res, nil
+				return nil
 			}
 			i, j = i+size, j+len(produced)
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
@@ -341,17 +379,17 @@ func locateParts(data []byte, lines []int, n *yaml.Node, parts []part) ([]int, e
 		case c == 0xC2 || c == 0xE2:
 			// NEL, LS and PS are line breaks in YAML: give up on them.
 			if bytes.HasPrefix(data[i:], []byte("\u0085")) || bytes.HasPrefix(data[i:], []byte("\u2028")) || bytes.HasPrefix(data[i:], []byte("\u2029")) || v[j] != c {
-				return res, nil
+				return nil
 			}
 			i, j = i+1, j+1
 		default:
 			if v[j] != c {
-				return res, nil
+				return nil
 			}
 			i, j = i+1, j+1
 		}
 	}
-	return res, nil
+	return nil
 }
 
 // simpleEscapes are the one-character escapes of double-quoted scalars.

@@ -30,6 +30,18 @@ import (
 // rehost-helm from another release.
 const Format = 1
 
+// DefaultKubeVersion is the Kubernetes version charts are rendered for
+// when none is given (.Capabilities.KubeVersion, and the version a chart's
+// kubeVersion constraint is checked against): the minor version of the
+// Kubernetes libraries Helm v3.22.0 is built with (k8s.io/client-go
+// v0.37.0 is Kubernetes 1.37). Helm's own default, v1.20.0, is older than
+// what most current charts accept ("chart requires kubeVersion: >=
+// 1.22.0-0 which is incompatible with Kubernetes v1.20.0"). It is defined
+// here, in the package that does not import Helm, so that rehost's --help
+// states it; pkg/helm uses it and its tests keep it in step with the
+// client-go Helm links.
+const DefaultKubeVersion = "1.37.0"
+
 // OriginAnnotation is the rewrite.Location Origin of images that come from
 // a chart's image annotations.
 const OriginAnnotation = "annotation"

@@ -169,21 +169,58 @@ func ParseRef(s string) (Ref, error) {
 // RepositoryName is the fully qualified repository, "docker.io/library/nginx".
 func (r Ref) RepositoryName() string { return r.Registry + "/" + r.Repository }
 
-// suffix is ":tag", "@digest" or ":tag@digest", as written.
-func (r Ref) suffix() string {
+// String is the reference as a runtime would pull it, tag and digest as
+// written: "docker.io/library/nginx" stays without a tag.
+func (r Ref) String() string {
 	var b strings.Builder
+	b.Grow(len(r.Registry) + 1 + len(r.Repository) + 1 + len(r.Tag) + 1 + len(r.Digest))
+	b.WriteString(r.Registry)
+	b.WriteByte('/')
+	b.WriteString(r.Repository)
 	if r.Tag != "" {
-		b.WriteString(":" + r.Tag)
+		b.WriteByte(':')
+		b.WriteString(r.Tag)
 	}
 	if r.Digest != "" {
-		b.WriteString("@" + r.Digest)
+		b.WriteByte('@')
+		b.WriteString(r.Digest)
 	}
 	return b.String()
 }
 
-// String is the reference as a runtime would pull it, tag and digest as
-// written: "docker.io/library/nginx" stays without a tag.
-func (r Ref) String() string { return r.RepositoryName() + r.suffix() }
+// isQualified reports whether q is r.Qualified(), without building it.
+func (r Ref) isQualified(q string) bool {
+	rest, ok := strings.CutPrefix(q, r.Registry)
+	if !ok {
+		return false
+	}
+	if rest, ok = strings.CutPrefix(rest, "/"); !ok {
+		return false
+	}
+	if rest, ok = strings.CutPrefix(rest, r.Repository); !ok {
+		return false
+	}
+	if r.Tag == "" && r.Digest == "" {
+		return rest == ":latest"
+	}
+	if r.Tag != "" {
+		if rest, ok = strings.CutPrefix(rest, ":"); !ok {
+			return false
+		}
+		if rest, ok = strings.CutPrefix(rest, r.Tag); !ok {
+			return false
+		}
+	}
+	if r.Digest != "" {
+		if rest, ok = strings.CutPrefix(rest, "@"); !ok {
+			return false
+		}
+		if rest, ok = strings.CutPrefix(rest, r.Digest); !ok {
+			return false
+		}
+	}
+	return rest == ""
+}
 
 // Qualified is the fully qualified reference with ":latest" made explicit
 // when neither tag nor digest was written: the form of a sealer imageList.

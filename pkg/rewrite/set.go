@@ -36,6 +36,9 @@ type ImageSet struct {
 	NoCollisions bool
 
 	images map[string]*Image
+	// bySource finds the image of a source Ref met before without building
+	// its key: a document of many references adds each with no allocation.
+	bySource map[Ref]*Image
 	// owner remembers, per target repository, the first source repository
 	// mapped there, to detect collisions.
 	owner map[string]Occurrence
@@ -47,7 +50,14 @@ type ImageSet struct {
 func (s *ImageSet) Add(o Occurrence) error {
 	if s.images == nil {
 		s.images = map[string]*Image{}
+		s.bySource = map[Ref]*Image{}
 		s.owner = map[string]Occurrence{}
+	}
+	if img := s.bySource[o.Source]; img != nil && img.Action == o.Action && o.Target.isQualified(img.Target) {
+		// The same mapping again: its collision check passed when the
+		// image was first added, and its owner never changes.
+		img.add(o.Location, s.FirstOnly)
+		return nil
 	}
 	if o.Action == Rewritten && !s.NoCollisions {
 		target := o.Target.RepositoryName()
@@ -68,6 +78,7 @@ func (s *ImageSet) Add(o Occurrence) error {
 func (s *ImageSet) Record(o Occurrence) {
 	if s.images == nil {
 		s.images = map[string]*Image{}
+		s.bySource = map[Ref]*Image{}
 		s.owner = map[string]Occurrence{}
 	}
 	key := o.Source.Qualified()
@@ -76,9 +87,14 @@ func (s *ImageSet) Record(o Occurrence) {
 		img = &Image{Source: key, Target: o.Target.Qualified(), Action: o.Action}
 		s.images[key] = img
 	}
+	s.bySource[o.Source] = img
+	img.add(o.Location, s.FirstOnly)
+}
+
+func (img *Image) add(loc Location, firstOnly bool) {
 	img.Count++
-	if img.Count == 1 || !s.FirstOnly {
-		img.Occurrences = append(img.Occurrences, o.Location)
+	if img.Count == 1 || !firstOnly {
+		img.Occurrences = append(img.Occurrences, loc)
 	}
 }
 

@@ -94,3 +94,54 @@ func TestImageSetRecord(t *testing.T) {
 		t.Errorf("images %+v", imgs)
 	}
 }
+
+// TestImageSetAddAgain: an image added again with the same mapping costs
+// no allocation (FirstOnly), and one added with another mapping is
+// checked as a new one.
+func TestImageSetAddAgain(t *testing.T) {
+	m, _ := NewMapper(Config{})
+	s := ImageSet{FirstOnly: true}
+	mp, _ := m.Map("docker.io/team/app:1")
+	o := Occurrence{Mapping: mp, Location: Location{File: "a.yaml", Line: 1}}
+	if err := s.Add(o); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(100, func() { _ = s.Add(o) }); n != 0 {
+		t.Errorf("adding an image again allocates %v times", n)
+	}
+	// The same source, mapped by another mapper onto a repository that
+	// quay.io/team/app owns: a collision, found although the source is
+	// known.
+	q, _ := m.Map("quay.io/team/app:1")
+	other, _ := NewMapper(Config{Registry: "sea.hub:5000"})
+	if err := s.Add(Occurrence{Mapping: q}); err == nil {
+		t.Fatal("no collision between docker.io/team/app and quay.io/team/app")
+	}
+	moved, _ := other.Map("docker.io/team/app:1")
+	moved.Target.Repository = "elsewhere/app"
+	if err := s.Add(Occurrence{Mapping: moved}); err != nil {
+		t.Fatalf("another target for a known source: %v", err)
+	}
+	// 1 + 101 (AllocsPerRun runs once more to warm up) + 1.
+	if s.Len() != 1 || s.Images()[0].Count != 103 {
+		t.Errorf("%d images, count %d", s.Len(), s.Images()[0].Count)
+	}
+}
+
+func TestIsQualified(t *testing.T) {
+	for _, ref := range []string{"nginx", "nginx:1.25", "quay.io/x/y@sha256:" + strings.Repeat("a", 64), "localhost:5000/x:1@sha256:" + strings.Repeat("b", 64)} {
+		r, err := ParseRef(ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := r.Qualified()
+		if !r.isQualified(q) {
+			t.Errorf("%s: isQualified(%q) is false", ref, q)
+		}
+		for _, other := range []string{q + "x", q[:len(q)-1], "x" + q, strings.Replace(q, "/", ":", 1), strings.TrimSuffix(q, ":latest"), q + ":latest"} {
+			if other != q && r.isQualified(other) {
+				t.Errorf("%s: isQualified(%q) is true", ref, other)
+			}
+		}
+	}
+}

@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"bytes"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -15,6 +17,18 @@ func TestRewriteStdin(t *testing.T) {
 	want := bytes.Replace(in, []byte("nginx:1.25"), []byte("sea.hub:5000/library/nginx:1.25"), 1)
 	if got := run(t, in, rehostBin(), "rewrite"); !bytes.Equal(got, want) {
 		t.Errorf("rehost rewrite:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestNoCommandInPipe: the built binary without a command, its output a
+// pipe (Helm 3's --post-renderer rehost without --post-renderer-args
+// rewrite), exits 2 with a one-line hint and writes nothing on stdout.
+func TestNoCommandInPipe(t *testing.T) {
+	in := []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n")
+	out, errOut, err := runErr(in, rehostBin())
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 || len(out) != 0 || bytes.Count(errOut, []byte("\n")) != 1 || !bytes.Contains(errOut, []byte("--post-renderer-args rewrite")) {
+		t.Errorf("exit %v, stdout %q, stderr %q", err, out, errOut)
 	}
 }
 

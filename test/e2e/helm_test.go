@@ -377,7 +377,7 @@ func TestChartHelper(t *testing.T) {
 	copyFile(t, rehostBin(), filepath.Join(dir, "rehost"))
 	t.Setenv("PATH", t.TempDir())
 	_, errOut, err := runErr(nil, filepath.Join(dir, "rehost"), "images", testChart("hooks"))
-	if err == nil || !strings.Contains(string(errOut), "go install github.com/rehost/rehost/cmd/rehost-helm@") || !strings.Contains(string(errOut), "make build") {
+	if err == nil || !strings.Contains(string(errOut), "`go install ./cmd/rehost-helm`") || !strings.Contains(string(errOut), "make build") || strings.Contains(string(errOut), "@latest") {
 		t.Errorf("without rehost-helm: %v, stderr %q", err, errOut)
 	}
 	copyFile(t, filepath.Join(binDir, "rehost-helm"), filepath.Join(dir, "rehost-helm"))
