@@ -106,8 +106,14 @@ func addComment(kn *yaml.Node, k OverlayKey) {
 	if kn.HeadComment != "" {
 		lines = append(lines, kn.HeadComment)
 	}
+	if k.Why != "" {
+		lines = append(lines, k.Why)
+	}
 	for _, m := range k.Images {
 		lines = append(lines, fmt.Sprintf("%s -> %s", m.From, m.To))
+	}
+	if len(k.Together) > 0 {
+		lines = append(lines, "together with "+strings.Join(k.Together, ", "))
 	}
 	kn.HeadComment = strings.Join(lines, "\n")
 }
