@@ -427,7 +427,8 @@ func (f *Finder) findAll(node *yaml.Node, embedded bool) found {
 	}
 	w := walker{f: f, embedded: embedded}
 	w.object(node)
-	return found{fields: dedup(w.out), emb: dedup(w.emb), notes: w.notes}
+	fields, held := admission(node, dedup(w.out))
+	return found{fields: fields, emb: dedup(w.emb), notes: append(w.notes, held...)}
 }
 
 type walker struct {
