@@ -13,6 +13,26 @@ import (
 // assignment is a set of keys with their new values.
 type assignment map[*candidate]string
 
+// lookuper gives the value a key is set to, if it is.
+type lookuper interface {
+	get(c *candidate) (string, bool)
+}
+
+func (a assignment) get(c *candidate) (string, bool) {
+	v, ok := a[c]
+	return v, ok
+}
+
+// union is b over a, without copying either.
+type union struct{ a, b assignment }
+
+func (u union) get(c *candidate) (string, bool) {
+	if v, ok := u.b[c]; ok {
+		return v, true
+	}
+	return u.a.get(c)
+}
+
 // option is a set of keys the greedy search may add at once: one key with
 // the value that moves its images alone, or the keys that build one
 // reference together set to their natural values (see naturalValue).
@@ -56,32 +76,34 @@ func (s *session) newSolver(cands []*candidate) *solver {
 // learnt: the field's value with the assigned keys' places filled in.
 // It fails when several assigned keys drive the field and one of them
 // cannot be placed, or their places overlap.
-func (sv *solver) eval(k int, a assignment) (string, bool) {
+func (sv *solver) eval(k int, a lookuper) (string, bool) {
 	f := sv.s.fields[k]
 	var set []*candidate
+	var vals []string
 	for _, c := range sv.drivers[k] {
-		if _, ok := a[c]; ok {
+		if v, ok := a.get(c); ok {
 			set = append(set, c)
+			vals = append(vals, v)
 		}
 	}
 	switch len(set) {
 	case 0:
 		return f.value, true
 	case 1:
-		return strings.Join(set[0].holes[k].parts, a[set[0]]), true
+		return strings.Join(set[0].holes[k].parts, vals[0]), true
 	}
 	type span struct {
 		from, to int
 		v        string
 	}
 	var spans []span
-	for _, c := range set {
+	for i, c := range set {
 		h := c.holes[k]
 		if !h.known {
 			return "", false
 		}
 		for _, at := range h.at() {
-			spans = append(spans, span{at, at + len(h.eff), a[c]})
+			spans = append(spans, span{at, at + len(h.eff), vals[i]})
 		}
 	}
 	sort.Slice(spans, func(i, j int) bool { return spans[i].from < spans[j].from })
@@ -326,12 +348,12 @@ func (a assignment) with(b assignment) assignment {
 
 // compatible reports whether b sets no key of a to another value, and
 // no key that was dropped.
-func compatible(a, b assignment) bool {
+func compatible(a lookuper, b assignment) bool {
 	for c, v := range b {
 		if c.dropped || c.bad != "" {
 			return false
 		}
-		if w, ok := a[c]; ok && w != v {
+		if w, ok := a.get(c); ok && w != v {
 			return false
 		}
 	}
@@ -351,7 +373,7 @@ func (sv *solver) touched(b assignment) []int {
 
 // wrong returns the first field driven by a key of b whose value under a
 // (which holds b) is not its rewritten value, or -1.
-func (sv *solver) wrong(a, b assignment) int {
+func (sv *solver) wrong(a lookuper, b assignment) int {
 	for _, k := range sv.touched(b) {
 		if v, ok := sv.eval(k, a); !ok || v != sv.s.fields[k].want {
 			return k
@@ -364,9 +386,8 @@ func (sv *solver) wrong(a, b assignment) int {
 // natural assignment of that field compatible with a and b, and returns
 // the keys to add, or false when some field cannot be set right.
 func (sv *solver) closure(a, b assignment) (assignment, bool) {
-	b = b.with(nil)
 	for {
-		all := a.with(b)
+		all := union{a, b}
 		k := sv.wrong(all, b)
 		if k < 0 {
 			return b, true
@@ -378,7 +399,7 @@ func (sv *solver) closure(a, b assignment) (assignment, bool) {
 			}
 			adds := false
 			for c := range n {
-				if _, ok := all[c]; !ok {
+				if _, ok := all.get(c); !ok {
 					adds = true
 				}
 			}
@@ -396,8 +417,10 @@ func (sv *solver) closure(a, b assignment) (assignment, bool) {
 // greedy chooses keys: at each step the option that moves the most image
 // fields not yet moved and sets every field its keys drive right (a shared
 // registry key before per-image keys), then natural values before others,
-// then the fewest new keys, then the shortest values, then the paths, so
-// that the result is stable.
+// then the fewest new keys, then global keys (Helm's values shared with
+// subcharts, and with what the chart echoes of them: Istio's global.hub,
+// which the sidecar injector reads, before istiod's own hub), then the
+// shortest values, then the paths, so that the result is stable.
 func (sv *solver) greedy() assignment {
 	opts := sv.options()
 	a := assignment{}
@@ -405,48 +428,69 @@ func (sv *solver) greedy() assignment {
 	for {
 		var best assignment
 		var bestOpt option
-		bestGain, bestNew, bestLen := 0, 0, 0
+		bestGain, bestNew, bestGlobals, bestLen := 0, 0, 0, 0
+		live := opts[:0]
 		for _, o := range opts {
+			// An option that clashes with the keys chosen, or moves no
+			// field not yet moved, never will: drop it.
 			if !compatible(a, o.keys) {
 				continue
 			}
+			gain := 0
+			for _, k := range sv.touched(o.keys) {
+				if sv.s.fields[k].moves() && !moved[k] {
+					gain++
+				}
+			}
+			if gain == 0 && !o.natural {
+				continue
+			}
+			live = append(live, o)
 			b := o.keys
 			if o.natural {
 				var ok bool
 				if b, ok = sv.closure(a, b); !ok {
 					continue
 				}
-			} else if sv.wrong(a.with(b), b) >= 0 {
+				gain = 0
+				for _, k := range sv.touched(b) {
+					if sv.s.fields[k].moves() && !moved[k] {
+						gain++
+					}
+				}
+			} else if sv.wrong(union{a, b}, b) >= 0 {
 				continue
-			}
-			gain, added, length := 0, 0, 0
-			for _, k := range sv.touched(b) {
-				if sv.s.fields[k].moves() && !moved[k] {
-					gain++
-				}
-			}
-			for c, v := range b {
-				if _, ok := a[c]; !ok {
-					added++
-					length += len(v)
-				}
 			}
 			if gain == 0 {
 				continue
 			}
+			added, globals, length := 0, 0, 0
+			for c, v := range b {
+				if _, ok := a[c]; !ok {
+					added++
+					length += len(v)
+					if c.path[0] == "global" {
+						globals++
+					}
+				}
+			}
 			better := best == nil || gain > bestGain ||
 				gain == bestGain && (o.natural && !bestOpt.natural ||
 					o.natural == bestOpt.natural && (added < bestNew ||
-						added == bestNew && (length < bestLen ||
-							length == bestLen && o.name < bestOpt.name)))
+						added == bestNew && (globals > bestGlobals ||
+							globals == bestGlobals && (length < bestLen ||
+								length == bestLen && o.name < bestOpt.name))))
 			if better {
-				best, bestOpt, bestGain, bestNew, bestLen = b, o, gain, added, length
+				best, bestOpt, bestGain, bestNew, bestGlobals, bestLen = b, o, gain, added, globals, length
 			}
 		}
+		opts = live
 		if best == nil {
 			return a
 		}
-		a = a.with(best)
+		for c, v := range best {
+			a[c] = v
+		}
 		for _, k := range sv.touched(best) {
 			if sv.s.fields[k].moves() {
 				moved[k] = true
@@ -628,31 +672,26 @@ func (s *session) overlay(cands []*candidate, sv *solver, chosen assignment, swi
 	}
 	for _, c := range chosen.sorted() {
 		k := OverlayKey{Path: c.path, Value: chosen[c], Was: c.was}
-		seen := map[Move]bool{}
-		with := map[string]bool{}
+		seen := map[string]bool{}
 		for _, f := range sortedKeys(c.holes) {
 			if !covered[f] {
 				continue
 			}
-			m := Move{s.fields[f].value, s.fields[f].want}
+			m := Move{From: s.fields[f].value, To: s.fields[f].want}
 			if m.From == "" { // an operator's registry setting, absent or empty
 				m.From = fmt.Sprintf("%s %s: %s unset", s.fields[f].kind, s.fields[f].obj, s.fields[f].path)
 			}
-			if !seen[m] {
-				seen[m] = true
-				k.Images = append(k.Images, m)
-			}
 			for _, o := range by[f] {
 				if o != c {
-					with[PathString(o.path)] = true
+					m.With = append(m.With, PathString(o.path))
 				}
 			}
+			if !seen[m.String()] {
+				seen[m.String()] = true
+				k.Images = append(k.Images, m)
+			}
 		}
-		for p := range with {
-			k.Together = append(k.Together, p)
-		}
-		sort.Strings(k.Together)
-		sort.Slice(k.Images, func(i, j int) bool { return k.Images[i].From < k.Images[j].From })
+		sort.Slice(k.Images, func(i, j int) bool { return k.Images[i].String() < k.Images[j].String() })
 		o.Keys = append(o.Keys, k)
 	}
 	for _, f := range switches {
@@ -723,6 +762,22 @@ func (s *session) whyUnmoved(cands []*candidate, sv *solver, k int, literal bool
 	}
 	if len(reasons) > 0 {
 		return "the values that drive it cannot move it (" + strings.Join(reasons, "; ") + ")"
+	}
+	// Empty or absent keys that failed before they showed what they drive.
+	var blank []string
+	n := 0
+	for _, c := range cands {
+		if c.was == "" && c.drives == nil && c.bad != "" && c.bad != s.unprobed() {
+			if n++; n <= 3 {
+				blank = append(blank, PathString(c.path)+": "+c.bad)
+			}
+		}
+	}
+	if n > 3 {
+		blank = append(blank, fmt.Sprintf("and %d more", n-3))
+	}
+	if n > 0 {
+		return "no value that drives it was found; empty or absent keys that could not be probed: " + strings.Join(blank, "; ")
 	}
 	if ds := sv.drivers[k]; len(ds) > 0 {
 		var names []string

@@ -110,10 +110,7 @@ func addComment(kn *yaml.Node, k OverlayKey) {
 		lines = append(lines, k.Why)
 	}
 	for _, m := range k.Images {
-		lines = append(lines, fmt.Sprintf("%s -> %s", m.From, m.To))
-	}
-	if len(k.Together) > 0 {
-		lines = append(lines, "together with "+strings.Join(k.Together, ", "))
+		lines = append(lines, m.String())
 	}
 	kn.HeadComment = strings.Join(lines, "\n")
 }

@@ -50,7 +50,9 @@ func (s *session) unprobed() string {
 // together in another (see probeBlank). What a group's render cannot
 // attribute (a field rebuilt otherwise than by substitution, a document
 // changed beyond its image fields, a failed render) is probed again in
-// two halves (a candidate whose marker shows beyond image fields, alone), and so on while the renders the groups saved pay for it:
+// two halves (a candidate whose marker shows beyond image fields, alone;
+// empty keys that showed nothing beside keys that drove images, together
+// again, since one may hide another: hub | default global.hub), and so on while the renders the groups saved pay for it:
 // a group render is made only when the renders made so far, plus that one,
 // plus one for each candidate still to learn, stay within N + probeSlack.
 // The rest are probed one a render. So the probes cost at most N +
@@ -101,15 +103,18 @@ func (s *session) probeAll(cands []*candidate) {
 			continue
 		}
 		used++
-		var alone, rest []*candidate
+		var alone, rest, quiet []*candidate
 		if g.blank {
-			alone, rest = s.probeBlank(g.cs)
+			alone, rest, quiet = s.probeBlank(g.cs)
 		} else {
 			alone, rest = s.probeValued(g.cs)
 		}
-		pending -= len(g.cs) - len(alone) - len(rest)
+		pending -= len(g.cs) - len(alone) - len(rest) - len(quiet)
 		for _, c := range alone {
 			queue = append(queue, group{[]*candidate{c}, g.blank})
+		}
+		if len(quiet) > 0 {
+			queue = append(queue, group{quiet, g.blank})
 		}
 		switch {
 		case len(rest) == 1:
@@ -297,11 +302,14 @@ func (s *session) probeValued(batch []*candidate) (alone, rest []*candidate) {
 // could not learn. Setting them switches a template's branches, so a
 // field is attributed only when it holds markers and can be split into
 // the markers' places and what the template writes without them in
-// exactly one way.
-func (s *session) probeBlank(batch []*candidate) (alone, rest []*candidate) {
+// exactly one way. A key set in the same render may hide another ("hub |
+// default global.hub" shows hub's marker only), so when some keys drove
+// images, those that showed nothing are returned as quiet, to be probed
+// together again without the others.
+func (s *session) probeBlank(batch []*candidate) (alone, rest, quiet []*candidate) {
 	changed, lone, again, ok := s.groupRender(batch)
 	if !ok {
-		return nil, batch
+		return nil, batch, nil
 	}
 	marker := func(i int) string { return markerValue(batch[i], i) }
 	for _, k := range sortedKeys(changed) {
@@ -315,7 +323,7 @@ func (s *session) probeBlank(batch []*candidate) (alone, rest []*candidate) {
 			}
 		}
 		if len(ps) == 0 {
-			return nil, batch // a branch changed it, but whose?
+			return nil, batch, nil // a branch changed it, but whose?
 		}
 		segs, holes := splitMarkers(v, markers)
 		sols := matchHoles(segs, holes, len(ps), s.fields[k].value, 2)
@@ -335,7 +343,32 @@ func (s *session) probeBlank(batch []*candidate) (alone, rest []*candidate) {
 			batch[p].learnt(k, strings.ReplaceAll(own, marker(p), probeMarker), s.fields[k].doc)
 		}
 	}
-	return s.settle(batch, lone, again)
+	drove := false
+	for i, c := range batch {
+		if c.drives != nil && !lone[i] && !again[i] {
+			drove = true
+		}
+	}
+	if drove {
+		var loud []*candidate
+		var loudLone, loudAgain = map[int]bool{}, map[int]bool{}
+		for i, c := range batch {
+			if c.drives == nil && !lone[i] && !again[i] {
+				quiet = append(quiet, c)
+				continue
+			}
+			if lone[i] {
+				loudLone[len(loud)] = true
+			}
+			if again[i] {
+				loudAgain[len(loud)] = true
+			}
+			loud = append(loud, c)
+		}
+		batch, lone, again = loud, loudLone, loudAgain
+	}
+	alone, rest = s.settle(batch, lone, again)
+	return alone, rest, quiet
 }
 
 // learnt records that the candidate drives field k of document doc, which

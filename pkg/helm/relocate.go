@@ -269,10 +269,7 @@ func setChartValue(c *chart.Chart, path []interface{}, k OverlayKey, edited map[
 		comment = append(comment, "rehost: "+k.Why)
 	}
 	for _, m := range k.Images {
-		comment = append(comment, "rehost: "+m.From+" -> "+m.To)
-	}
-	if len(k.Together) > 0 {
-		comment = append(comment, "rehost: together with "+strings.Join(k.Together, ", "))
+		comment = append(comment, "rehost: "+m.String())
 	}
 	value := interface{}(k.Value)
 	if k.raw != nil {

@@ -54,9 +54,6 @@ type OverlayKey struct {
 	Value, Was string
 	// Images are the images it relocates, sorted.
 	Images []Move
-	// Together are the other keys it relocates some of its images with
-	// (a registry and a repository set together), sorted.
-	Together []string
 	// Why says why a key that relocates no image is set: the switch of
 	// a chart family that verifies its images (see families), set only
 	// when the render with the relocated values fails that check.
@@ -67,9 +64,21 @@ type OverlayKey struct {
 
 // Move is an image that a value relocates: its reference as rendered and
 // its target. For an operator's registry setting that is absent or empty
-// (which rehost rewrite adds), From says which.
+// (which rehost rewrite adds), From says which. With are the other keys
+// the image needs set too (a registry and a repository), sorted.
 type Move struct {
 	From, To string
+	With     []string
+}
+
+// String is "FROM -> TO", and ", with KEY, ..." when other keys move it
+// too.
+func (m Move) String() string {
+	s := m.From + " -> " + m.To
+	if len(m.With) > 0 {
+		s += ", with " + strings.Join(m.With, ", ")
+	}
+	return s
 }
 
 // UnmovedImage is an image field that no value moves.

@@ -386,9 +386,9 @@ func TestAirgapValuesRegistrySetting(t *testing.T) {
 		keys = append(keys, fmt.Sprintf("%s=%s %v", PathString(k.Path), k.Value, k.Images))
 	}
 	want := []string{
-		"installation.registry=sea.hub:5000/ [{Installation default: spec.registry unset sea.hub:5000/}]",
-		"operator.image=sea.hub:5000/tigera/operator:v1.36.2 [{quay.io/tigera/operator:v1.36.2 sea.hub:5000/tigera/operator:v1.36.2}]",
-		"reloader.registry=sea.hub:5000 [{--config-reloader-image=quay.io/prometheus-operator/prometheus-config-reloader:v0.75.0 --config-reloader-image=sea.hub:5000/prometheus-operator/prometheus-config-reloader:v0.75.0}]",
+		"installation.registry=sea.hub:5000/ [Installation default: spec.registry unset -> sea.hub:5000/]",
+		"operator.image=sea.hub:5000/tigera/operator:v1.36.2 [quay.io/tigera/operator:v1.36.2 -> sea.hub:5000/tigera/operator:v1.36.2]",
+		"reloader.registry=sea.hub:5000 [--config-reloader-image=quay.io/prometheus-operator/prometheus-config-reloader:v0.75.0 -> --config-reloader-image=sea.hub:5000/prometheus-operator/prometheus-config-reloader:v0.75.0]",
 	}
 	if !reflect.DeepEqual(keys, want) || !o.Complete() {
 		t.Errorf("keys %q, want %q; unmoved %+v", keys, want, o.Unmoved)
