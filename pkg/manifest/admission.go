@@ -160,7 +160,7 @@ func lookupSegs(root *yaml.Node, segs []string) *yaml.Node {
 		}
 		if strings.HasPrefix(s, "[") {
 			i, err := strconv.Atoi(strings.Trim(s, "[]"))
-			if err != nil || n.Kind != yaml.SequenceNode || i >= len(n.Content) {
+			if err != nil || n.Kind != yaml.SequenceNode || i < 0 || i >= len(n.Content) {
 				return nil
 			}
 			n = resolve(n.Content[i])
