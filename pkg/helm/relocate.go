@@ -253,6 +253,15 @@ func placeKey(c *chart.Chart, path []interface{}) (*chart.Chart, []interface{}) 
 	return c, path
 }
 
+// lookupYAML returns the value at path in a YAML values file.
+func lookupYAML(data []byte, path []interface{}) (interface{}, bool) {
+	var tree interface{}
+	if yaml.Unmarshal(data, &tree) != nil {
+		return nil, false
+	}
+	return lookup(tree, path)
+}
+
 func rawValues(c *chart.Chart) ([]byte, error) {
 	for _, f := range c.Raw {
 		if f.Name == chartutil.ValuesfileName {
@@ -275,9 +284,14 @@ func setChartValue(c *chart.Chart, path []interface{}, k OverlayKey, edited map[
 	if k.raw != nil {
 		value = k.raw
 	}
+	_, existed := lookupYAML(data, path)
 	out, err := setYAML(data, path, value, strings.Join(comment, "\n"))
 	if err != nil {
 		return err
+	}
+	if existed && k.Why != "" {
+		// A switch replaced in place keeps the reason beside it.
+		out = commentKeyLine(out, path, "rehost: "+k.Why)
 	}
 	// Check the edit: the file sets the value, and parses.
 	var tree interface{}

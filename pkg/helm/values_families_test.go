@@ -490,3 +490,42 @@ func TestNaturalValue(t *testing.T) {
 		}
 	}
 }
+
+// TestRelocateBitnamiSwitch: a relocated Bitnami-style chart whose check
+// reads an annotation rehost does not rewrite (here "verified") still
+// fails the check without the switch: the switch is merged into its
+// values.yaml, with its comment.
+func TestRelocateBitnamiSwitch(t *testing.T) {
+	src := chartPath("airgap-bitnami")
+	files := map[string]string{}
+	if err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(src, p)
+		files[rel] = string(b)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	files["Chart.yaml"] = strings.Replace(files["Chart.yaml"], "annotations:\n", "annotations:\n  verified: docker.io/bitnami/nginx docker.io/bitnami/nginx-exporter docker.io/bitnami/os-shell\n", 1)
+	tpl := "charts/common/templates/_errors.tpl"
+	if !strings.Contains(files[tpl], ".context.Chart.Annotations.images") {
+		t.Fatal("the check does not read the images annotation")
+	}
+	files[tpl] = strings.ReplaceAll(files[tpl], ".context.Chart.Annotations.images", ".context.Chart.Annotations.verified")
+	chart := writeChart(t, files)
+	out := filepath.Join(t.TempDir(), "bitnami")
+	rel, err := Relocate(chart, out, Options{}, defaultConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rel.Overlay.Keys) != 2 || PathString(rel.Overlay.Keys[1].Path) != "global.security.allowInsecureImages" {
+		t.Errorf("relocated with %+v", rel.Overlay.Keys)
+	}
+	if vals := string(chartFile(t, out, "values.yaml")); !strings.Contains(vals, "    # rehost: Bitnami's image verification (common.errors.insecureImages, https://github.com/bitnami/charts/issues/30850) rejects any registry but the original: the relocated images are the same images, in sea.hub:5000\n    allowInsecureImages: true\n") {
+		t.Errorf("values.yaml:\n%s", vals)
+	}
+	diffDocs(t, renderedDocs(t, out, Options{}), rewrittenDocs(t, chart, Options{}, defaultConfig))
+}

@@ -362,3 +362,40 @@ func afterColon(data []byte, lines []int, key *yaml.Node) (int, error) {
 	}
 	return start + i + 1, nil
 }
+
+// commentKeyLine puts comment lines above the key at path, a key of a block
+// mapping whose line holds only it, at the key's indentation; other keys
+// are left as they are.
+func commentKeyLine(data []byte, path []interface{}, comment string) []byte {
+	var doc yaml.Node
+	if comment == "" || yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
+		return data
+	}
+	cur := doc.Content[0]
+	var key *yaml.Node
+	for _, seg := range path {
+		name, ok := seg.(string)
+		if !ok || cur.Kind != yaml.MappingNode || cur.Style&yaml.FlowStyle != 0 {
+			return data
+		}
+		kn, vn := mapEntry(cur, name)
+		if kn == nil {
+			return data
+		}
+		key, cur = kn, vn
+	}
+	lines := lineStarts(data)
+	if key == nil || key.Line < 1 || key.Line > len(lines) {
+		return data
+	}
+	start := lines[key.Line-1]
+	indent := string(data[start : start+key.Column-1])
+	if strings.TrimSpace(indent) != "" {
+		return data // not the first thing on its line
+	}
+	var b strings.Builder
+	for _, c := range strings.Split(comment, "\n") {
+		b.WriteString(indent + "# " + c + "\n")
+	}
+	return splice(data, start, start, b.String())
+}
