@@ -153,10 +153,7 @@ func (sv *solver) boundary(k int) func(int) (int, bool) {
 			tag := t[nameEnd(t):]
 			if strings.HasSuffix(t2, tag) {
 				n1, n2 := t[:len(t)-len(tag)], t2[:len(t2)-len(tag)]
-				host := ""
-				if i := strings.IndexByte(n1, '/'); i > 0 && (strings.ContainsAny(n1[:i], ".:") || n1[:i] == "localhost") {
-					host = n1[:i]
-				}
+				host := refHost(n1)
 				repo := n1
 				if host != "" {
 					repo = n1[len(host)+1:]

@@ -326,7 +326,13 @@ func (s *session) probeBlank(batch []*candidate) (alone, rest, quiet []*candidat
 			return nil, batch, nil // a branch changed it, but whose?
 		}
 		segs, holes := splitMarkers(v, markers)
-		sols := matchHoles(segs, holes, len(ps), s.fields[k].value, 2)
+		sols := matchHoles(segs, holes, len(ps), s.fields[k].value, 8)
+		if len(sols) > 1 {
+			// registry and repository keys side by side split
+			// "docker.io/grafana/tempo" two ways: a registry key holds
+			// the host.
+			sols = hostSplits(sols, batch, ps, refHost(s.fields[k].token))
+		}
 		if len(sols) != 1 {
 			for _, p := range ps {
 				again[p] = true
@@ -369,6 +375,39 @@ func (s *session) probeBlank(batch []*candidate) (alone, rest, quiet []*candidat
 	}
 	alone, rest = s.settle(batch, lone, again)
 	return alone, rest, quiet
+}
+
+// hostSplits keeps the solutions in which every key named like a registry
+// holds the reference's host, when there is one.
+func hostSplits(sols [][]string, batch []*candidate, ps []int, host string) [][]string {
+	if host == "" {
+		return sols
+	}
+	var out [][]string
+	for _, sol := range sols {
+		ok, named := true, false
+		for j, p := range ps {
+			last, _ := batch[p].path[len(batch[p].path)-1].(string)
+			if registryKey.MatchString(last) {
+				named = true
+				if sol[j] != host {
+					ok = false
+				}
+			}
+		}
+		if ok && named {
+			out = append(out, sol)
+		}
+	}
+	return out
+}
+
+// refHost is the registry host a reference names explicitly, or "".
+func refHost(ref string) string {
+	if i := strings.IndexByte(ref, '/'); i > 0 && (strings.ContainsAny(ref[:i], ".:") || ref[:i] == "localhost") {
+		return ref[:i]
+	}
+	return ""
 }
 
 // learnt records that the candidate drives field k of document doc, which
