@@ -116,7 +116,9 @@ func withValues(opts Options, files ...string) Options {
 // rehost mirror use), never the registry alone to sea.hub:5000/library. A
 // global registry shared with a non-official image is set once, with the
 // official image's repository; null keys the template defaults are set
-// too. Every image moves, the hook's included.
+// too, the registry told from the repository by the host when both could
+// split the reference (docker.io/grafana/tempo), so that the shared probe
+// suffices. Every image moves, the hook's included.
 func TestAirgapValuesDockerHub(t *testing.T) {
 	chart := chartPath("airgap-dockerhub")
 	tests := []struct {
@@ -138,6 +140,8 @@ func TestAirgapValuesDockerHub(t *testing.T) {
 			"  docker.io/haproxy:3.0 -> sea.hub:5000/library/haproxy:3.0, with proxy.image.repository",
 			"proxy.image.repository=library/haproxy",
 			"  docker.io/haproxy:3.0 -> sea.hub:5000/library/haproxy:3.0, with proxy.image.registry",
+			"tempo.image.registry=sea.hub:5000",
+			"  docker.io/grafana/tempo:2.8.0 -> sea.hub:5000/grafana/tempo:2.8.0",
 		}},
 		// Nested under its source host, the registry key takes the host.
 		{"nest", rewrite.Config{Registry: "harbor.local:8443/mirror", PathStyle: rewrite.PathStyleNest}, []string{
@@ -154,6 +158,8 @@ func TestAirgapValuesDockerHub(t *testing.T) {
 			"  docker.io/haproxy:3.0 -> harbor.local:8443/mirror/docker.io/library/haproxy:3.0, with proxy.image.repository",
 			"proxy.image.repository=library/haproxy",
 			"  docker.io/haproxy:3.0 -> harbor.local:8443/mirror/docker.io/library/haproxy:3.0, with proxy.image.registry",
+			"tempo.image.registry=harbor.local:8443/mirror/docker.io",
+			"  docker.io/grafana/tempo:2.8.0 -> harbor.local:8443/mirror/docker.io/grafana/tempo:2.8.0",
 		}},
 	}
 	for _, tt := range tests {
@@ -433,6 +439,24 @@ func TestAirgapValuesFamilyStable(t *testing.T) {
 			} else if string(b) != string(first) {
 				t.Fatalf("%s run %d:\n%s\nfirst run:\n%s", c, i, b, first)
 			}
+		}
+	}
+}
+
+func TestHostSplits(t *testing.T) {
+	reg := &candidate{path: []interface{}{"tempo", "image", "registry"}}
+	repo := &candidate{path: []interface{}{"tempo", "image", "repository"}}
+	sols := [][]string{{"docker.io", "grafana/tempo"}, {"docker.io/grafana", "tempo"}}
+	if got := hostSplits(sols, []*candidate{reg, repo}, []int{0, 1}, refHost("docker.io/grafana/tempo:2.8.0")); !reflect.DeepEqual(got, sols[:1]) {
+		t.Errorf("hostSplits = %q", got)
+	}
+	// No registry key among them: no way to tell.
+	if got := hostSplits(sols, []*candidate{repo, repo}, []int{0, 1}, "docker.io"); len(got) != 0 {
+		t.Errorf("hostSplits without a registry key = %q", got)
+	}
+	for ref, host := range map[string]string{"docker.io/a/b:1": "docker.io", "nginx:1": "", "library/nginx": "", "localhost/a": "localhost", "reg:5000/a": "reg:5000"} {
+		if got := refHost(ref); got != host {
+			t.Errorf("refHost(%q) = %q, want %q", ref, got, host)
 		}
 	}
 }
