@@ -95,9 +95,9 @@ func report(o *helm.Overlay) (*rendered.Airgap, error) {
 	}
 	r := &rendered.Airgap{Format: rendered.AirgapFormat, Chart: o.Chart, Version: o.Version, Overlay: string(b), Warnings: o.Warnings, Candidates: o.Candidates, Renders: o.Renders}
 	for _, k := range o.Keys {
-		rk := rendered.AirgapKey{Path: helm.PathString(k.Path), Value: k.Value}
+		rk := rendered.AirgapKey{Path: helm.PathString(k.Path), Value: k.Value, Why: k.Why}
 		for _, m := range k.Images {
-			rk.Images = append(rk.Images, m.From+" -> "+m.To)
+			rk.Images = append(rk.Images, m.String())
 		}
 		r.Keys = append(r.Keys, rk)
 	}

@@ -38,20 +38,42 @@ document by document, hooks and subcharts included.
 That is what charts deployed by Flux, Argo CD, Rancher Fleet or sealer need,
 and what pre-install hooks need under Helm 3, which never post-renders hooks.
 
-rehost finds the keys by rendering, without relying on chart annotations: the
-candidates are the strings of the merged values that occur in an image, and the
-empty or absent registry keys; it renders the chart with a marker in place of
-each to learn which image fields it drives (the non-empty ones together in one
-render, the others one render each), chooses the fewest keys (a shared registry
-key such as global.imageRegistry before per-image keys; never a key that also
-changes something else, or moves an excluded image) and checks the result by
-rendering with it. Each key comes with a comment naming the images it moves.
-Renders: 3 + the empty or absent candidates, usually (at most candidates + 3).
+rehost finds the keys by rendering, without relying on chart annotations. The
+candidates are the strings of the merged values that occur in an image; the
+empty or null keys named like a registry or a repository, and those the
+templates read that no values file holds (traefik's image.repository); and the
+key of an operator's registry setting in the values map a template writes whole
+into its object (tigera-operator's installation.registry, rendered by toYaml of
+installation). rehost renders the chart with a marker in place of each to learn
+which image fields it drives and how, then chooses the fewest keys: a shared
+registry key such as global.imageRegistry before per-image keys, and keys that
+build one reference together when one is not enough (registry docker.io and
+repository traefik become sea.hub:5000 and library/traefik, the target of
+"rehost rewrite"). It checks the result by rendering with it. Each key comes
+with a comment naming the images it moves.
 
-The overlay changes what "rehost rewrite" changes: image fields, and the named
-references it rewrites with them (--*-image=REF arguments, *_IMAGE env
-values); free-text references too with --rewrite-embedded. A key that also
-changes anything else (a label, an annotation) is never used.
+Renders: at most N + 12 for N candidates, never more than 200. The candidates
+with a value are probed together in one render, the empty or absent ones in
+another; what a render cannot attribute is probed again in halves, or alone,
+so keys that behave alike cost one render (1,000 empty registry keys: 2 to 4
+renders) and the search stays deterministic.
+
+Besides image fields, the overlay changes only what "rehost rewrite" changes
+(the named references it rewrites with them, --*-image=REF arguments and
+*_IMAGE env values; free-text references too with --rewrite-embedded), with
+one exception: a ConfigMap in which the chart echoes its own values (Istio's
+istio-sidecar-injector and values ConfigMaps, where injected sidecars find
+their proxy's hub) may change, in a data entry that parses as YAML or JSON,
+exactly where it holds a key the overlay sets, at that key's path, to that
+key's value. A key that changes anything else (a label, an annotation, free
+text, a value echoed under another name) is never used.
+
+Charts that verify their images at render time fail with relocated images;
+rehost knows their documented switch and sets it, with a comment saying why,
+only when the render with the relocated values fails that check. Known:
+Bitnami (common.errors.insecureImages): global.security.allowInsecureImages:
+true. "rehost relocate" rewrites the chart's image annotations to the target,
+so a relocated Bitnami chart passes the check without the switch.
 
 Images that no value moves (written literally in a template) are listed on
 stderr and in the overlay's header, with template file and line; rewrite them
@@ -66,6 +88,10 @@ applies last: a registry you pin with --set cannot be overridden.`,
 
   # Another registry, keeping the source host in the path.
   rehost values my-app-1.2.0.tgz --registry harbor.local:8443/mirror --path-style nest
+
+  # A Bitnami chart: global.imageRegistry, and Bitnami's documented switch
+  # global.security.allowInsecureImages with a comment saying why.
+  rehost values redis-20.1.0.tgz -o redis-airgap.yaml
 
   # For Flux: the overlay in a ConfigMap the HelmRelease reads (valuesFrom).
   rehost values charts/my-app -o airgap-values.yaml --allow-partial
@@ -123,6 +149,10 @@ existing value replaced in place so that every other line, comments and order
 included, stays as it was; missing keys are added with a comment naming the
 images they move. The image annotations of every Chart.yaml (helm.sh/images,
 images, artifacthub.io/images) are updated to the target references.
+
+A chart family's switch (Bitnami's global.security.allowInsecureImages) is
+merged only when the relocated chart fails the family's check without it:
+its image annotations name the target images, which Bitnami's check accepts.
 
 --output is a directory (created; it must not exist or be empty) or, ending in
 .tgz, a packaged chart. The result is checked by rendering it. Images no value

@@ -106,8 +106,11 @@ func addComment(kn *yaml.Node, k OverlayKey) {
 	if kn.HeadComment != "" {
 		lines = append(lines, kn.HeadComment)
 	}
+	if k.Why != "" {
+		lines = append(lines, k.Why)
+	}
 	for _, m := range k.Images {
-		lines = append(lines, fmt.Sprintf("%s -> %s", m.From, m.To))
+		lines = append(lines, m.String())
 	}
 	kn.HeadComment = strings.Join(lines, "\n")
 }

@@ -54,45 +54,59 @@ func Relocate(path, output string, opts Options, cfg rewrite.Config) (*Relocated
 	if err != nil {
 		return nil, err
 	}
-	ch, err := Load(path) // as loaded, not as processed for rendering
-	if err != nil {
-		return nil, err
-	}
-	rel := &Relocated{Overlay: o, Output: output}
-	edited := map[string]bool{}
-	for _, k := range o.Keys {
-		c, p := placeKey(ch, k.Path)
-		if err := setChartValue(c, p, k, edited); err != nil {
-			return nil, fmt.Errorf("relocating %s: %s/values.yaml: %s: %w", path, c.ChartFullPath(), PathString(p), err)
-		}
-	}
 	mapper, err := rewrite.NewMapper(cfg)
 	if err != nil {
 		return nil, err
 	}
-	if err := relocateAnnotations(ch, mapper, edited); err != nil {
-		return nil, err
-	}
-	for f := range edited {
-		rel.Edited = append(rel.Edited, f)
-	}
-	sort.Strings(rel.Edited)
-
-	// Write beside the output, check, then move into place: on any error
-	// nothing is left at output.
-	staged, cleanup, err := stageChart(ch, output)
-	defer cleanup()
-	if err != nil {
-		return nil, err
+	// A chart family's switch is merged only when the relocated chart
+	// fails the family's check without it: a Bitnami chart whose image
+	// annotation names the target passes it.
+	var keys, switches []OverlayKey
+	for _, k := range o.Keys {
+		if k.Why != "" {
+			switches = append(switches, k)
+		} else {
+			keys = append(keys, k)
+		}
 	}
 	want, err := s.render(o.tree)
 	if err != nil {
 		return nil, err
 	}
-	got, err := Render(staged, opts)
-	if err != nil {
-		return nil, fmt.Errorf("rendering the relocated chart: %w", err)
+	var (
+		staged  string
+		cleanup = func() {}
+		edited  []string
+		got     *rendered.Chart
+	)
+	defer func() { cleanup() }()
+	for {
+		cleanup()
+		var ch *chart.Chart
+		if ch, edited, err = relocatedChart(path, keys, mapper); err != nil {
+			return nil, err
+		}
+		// Write beside the output, check, then move into place: on
+		// any error nothing is left at output.
+		if staged, cleanup, err = stageChart(ch, output); err != nil {
+			return nil, err
+		}
+		got, err = Render(staged, opts)
+		if f := failedFamily(err); f != nil {
+			if k, ok := switchFor(switches, f); ok {
+				keys, switches = append(keys, k), nil
+				continue
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("rendering the relocated chart: %w", err)
+		}
+		break
 	}
+	if len(switches) > 0 {
+		o = s.without(o, switches)
+	}
+	rel := &Relocated{Overlay: o, Output: output, Edited: edited}
 	if len(got.Manifests) != len(want.Manifests) {
 		return nil, fmt.Errorf("the relocated chart renders %d documents, the chart with the overlay %d", len(got.Manifests), len(want.Manifests))
 	}
@@ -134,6 +148,62 @@ func publishChart(staged, output string) error {
 		return err
 	}
 	return os.Rename(staged, output)
+}
+
+// relocatedChart loads the chart at path (as loaded, not as processed for
+// rendering) and merges the keys into its values files and the target
+// references into its image annotations; it returns the chart and the
+// files it edited.
+func relocatedChart(path string, keys []OverlayKey, mapper *rewrite.Mapper) (*chart.Chart, []string, error) {
+	ch, err := Load(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	edited := map[string]bool{}
+	for _, k := range keys {
+		c, p := placeKey(ch, k.Path)
+		if err := setChartValue(c, p, k, edited); err != nil {
+			return nil, nil, fmt.Errorf("relocating %s: %s/values.yaml: %s: %w", path, c.ChartFullPath(), PathString(p), err)
+		}
+	}
+	if err := relocateAnnotations(ch, mapper, edited); err != nil {
+		return nil, nil, err
+	}
+	var out []string
+	for f := range edited {
+		out = append(out, f)
+	}
+	sort.Strings(out)
+	return ch, out, nil
+}
+
+// switchFor returns the key of the family's switch.
+func switchFor(keys []OverlayKey, f *family) (OverlayKey, bool) {
+	for _, k := range keys {
+		if samePath(k.Path, f.Path) {
+			return k, true
+		}
+	}
+	return OverlayKey{}, false
+}
+
+// without returns the overlay without the keys given.
+func (s *session) without(o *Overlay, drop []OverlayKey) *Overlay {
+	out := *o
+	out.Keys = nil
+	for _, k := range o.Keys {
+		keep := true
+		for _, d := range drop {
+			if samePath(k.Path, d.Path) {
+				keep = false
+			}
+		}
+		if keep {
+			out.Keys = append(out.Keys, k)
+		}
+	}
+	out.tree = s.overlayFor(keyChanges(out.Keys))
+	return &out
 }
 
 // sameFields reports whether two renderings of a document have the same
@@ -211,6 +281,15 @@ func placeKey(c *chart.Chart, path []interface{}) (*chart.Chart, []interface{}) 
 	return c, path
 }
 
+// lookupYAML returns the value at path in a YAML values file.
+func lookupYAML(data []byte, path []interface{}) (interface{}, bool) {
+	var tree interface{}
+	if yaml.Unmarshal(data, &tree) != nil {
+		return nil, false
+	}
+	return lookup(tree, path)
+}
+
 func rawValues(c *chart.Chart) ([]byte, error) {
 	for _, f := range c.Raw {
 		if f.Name == chartutil.ValuesfileName {
@@ -223,19 +302,31 @@ func rawValues(c *chart.Chart) ([]byte, error) {
 func setChartValue(c *chart.Chart, path []interface{}, k OverlayKey, edited map[string]bool) error {
 	data, _ := rawValues(c)
 	var comment []string
-	for _, m := range k.Images {
-		comment = append(comment, "rehost: "+m.From+" -> "+m.To)
+	if k.Why != "" {
+		comment = append(comment, "rehost: "+k.Why)
 	}
-	out, err := setYAML(data, path, k.Value, strings.Join(comment, "\n"))
+	for _, m := range k.Images {
+		comment = append(comment, "rehost: "+m.String())
+	}
+	value := interface{}(k.Value)
+	if k.raw != nil {
+		value = k.raw
+	}
+	_, existed := lookupYAML(data, path)
+	out, err := setYAML(data, path, value, strings.Join(comment, "\n"))
 	if err != nil {
 		return err
+	}
+	if existed && k.Why != "" {
+		// A switch replaced in place keeps the reason beside it.
+		out = commentKeyLine(out, path, "rehost: "+k.Why)
 	}
 	// Check the edit: the file sets the value, and parses.
 	var tree interface{}
 	if err := yaml.Unmarshal(out, &tree); err != nil {
 		return fmt.Errorf("the edited file does not parse: %w", err)
 	}
-	if v, ok := lookup(tree, path); !ok || v != k.Value {
+	if v, ok := lookup(tree, path); !ok || v != value {
 		return fmt.Errorf("the edited file does not set the value (%v)", v)
 	}
 	replaced := false

@@ -1,6 +1,7 @@
 package helm
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"sort"
@@ -34,14 +35,8 @@ type Overlay struct {
 	// from rendering the chart as given.
 	Warnings []string
 	// Candidates is how many values were probed, Alone how many of them
-	// were probed in a render of their own (empty or absent values, and
-	// those the batch probe could not attribute), Renders how many times
-	// the chart was rendered: 1 (as given) + 1 (the batch probe; 3 when it
-	// fails to render and is split into registry keys and the others) + Alone +
-	// the checks (1 unless a check fails) + 1 when some probe changes a
-	// document beyond its image fields (the chart rendered again as given,
-	// to tell documents that change at every render, such as generated
-	// certificates).
+	// were probed in a render of their own, Renders how many times the
+	// chart was rendered in all (see [AirgapValues] for the bound).
 	Candidates, Alone, Renders int
 
 	cfg  rewrite.Config
@@ -59,13 +54,31 @@ type OverlayKey struct {
 	Value, Was string
 	// Images are the images it relocates, sorted.
 	Images []Move
+	// Why says why a key that relocates no image is set: the switch of
+	// a chart family that verifies its images (see families), set only
+	// when the render with the relocated values fails that check.
+	Why string
+
+	raw interface{} // Value as set, when it is not a string (a switch)
 }
 
 // Move is an image that a value relocates: its reference as rendered and
 // its target. For an operator's registry setting that is absent or empty
-// (which rehost rewrite adds), From says which.
+// (which rehost rewrite adds), From says which. With are the other keys
+// the image needs set too (a registry and a repository), sorted.
 type Move struct {
 	From, To string
+	With     []string
+}
+
+// String is "FROM -> TO", and ", with KEY, ..." when other keys move it
+// too.
+func (m Move) String() string {
+	s := m.From + " -> " + m.To
+	if len(m.With) > 0 {
+		s += ", with " + strings.Join(m.With, ", ")
+	}
+	return s
 }
 
 // UnmovedImage is an image field that no value moves.
@@ -134,14 +147,43 @@ func PathString(p []interface{}) string {
 
 // AirgapValues finds the values overlay that makes the chart at path,
 // rendered with opts, pull every image from where cfg maps it, without a
-// post-renderer. It renders the chart in process: once as given, once per
-// candidate value (a string of the merged values found in a rendered image
-// reference, or an empty or absent registry key) with a marker in its place
-// to learn which image fields it drives and how, then solves for the fewest
-// keys (a shared registry key before per-image keys; excluded images never
-// move) and checks the solution by rendering with it and comparing each
-// document with the chart's rewritten rendering. The images no value moves
-// are in Overlay.Unmoved; that is not an error.
+// post-renderer. It renders the chart in process: once as given, then with
+// a marker in place of each candidate value to learn which image fields it
+// drives and how, then solves for the fewest keys and checks the solution
+// by rendering with it and comparing each document with the chart's
+// rewritten rendering. The images no value moves are in Overlay.Unmoved;
+// that is not an error.
+//
+// The candidates are the strings of the merged values found in the
+// repository part of a rendered image, the empty or null keys named like a
+// registry or a repository, the keys the templates read under such names
+// that the values do not hold, and, for an operator's registry setting
+// that rehost rewrite adds (tigera's Installation spec.registry), the key
+// of that name in the values map that the template writes whole into the
+// object (toYaml of installation).
+//
+// Probes are batched: the candidates with a value are probed together in
+// one render, each with a marker of its own, and so are the empty or absent
+// ones; a group whose render cannot be attributed is split in two, and the
+// search goes on in halves while the renders it saved pay for it, one
+// candidate a render otherwise. Candidates that behave alike (1,000 empty
+// registry keys that drive nothing, or each its own image) cost one render;
+// a few that fail cost a few renders each (about 2 log2 N). The solution
+// is found by a deterministic greedy search over single keys and over
+// combinations of keys that build one reference together (a registry and
+// a repository, a shared registry and per-image repositories), a shared
+// registry key before per-image keys, natural values (a registry key gets
+// the target registry, a repository key "library/traefik") before fewer
+// keys; excluded images never move. When the render with the relocated
+// values fails the check of a chart family rehost knows (Bitnami's image
+// verification), that family's documented switch is added, with a comment.
+//
+// Renders: at most N + 12 for N candidates, and never more than
+// [MaxRenders]: 1 as given, at most N + 4 for the probes (+1 with a
+// family's switch), 1 to tell documents that change at every render
+// (generated certificates), at most 4 checks (+1 with a family's switch).
+// Candidates left unprobed at the ceiling, and keys whose checks keep
+// failing, are reported with the images they drive, never guessed.
 //
 // The overlay is meant to follow the user's values files and to come
 // before the --set, --set-string, --set-file, --set-json and --set-literal
@@ -182,6 +224,16 @@ func AirgapValuesChart(ch *chart.Chart, vals map[string]interface{}, opts Option
 	return s.solve()
 }
 
+// MaxRenders is the most times [AirgapValues] renders a chart.
+const MaxRenders = 200
+
+// Render budget (see AirgapValues): probeSlack renders for probe groups
+// that teach nothing, maxChecks check renders.
+const (
+	probeSlack = 4
+	maxChecks  = 4
+)
+
 // field is an image field of the base rendering.
 type field struct {
 	doc                  int
@@ -189,26 +241,66 @@ type field struct {
 	kind, namespace, obj string
 	// value is the whole string that holds the reference, want the same
 	// string rewritten; token is the reference in it (an embedded
-	// reference is part of an argument or env value).
+	// reference is part of an argument or env value), at its offset.
 	value, want, token string
+	at                 int
+	// registry marks an operator's registry setting (a host, not a
+	// reference); parent is, when the setting is absent, the map it
+	// would go in, and add the keys it would add below that map.
+	registry bool
+	parent   map[string]interface{}
+	add      []string
 }
 
 func (f field) moves() bool { return f.value != f.want }
 
 // candidate is a value probed for the image fields it drives.
 type candidate struct {
-	path   []interface{}
-	was    string
+	path []interface{}
+	was  string
+	// absent: the key is absent or null; was is then "".
 	absent bool
 
 	// Learnt by the probe:
-	drives  map[int]string // field index -> value rendered with the marker
-	docs    map[int]bool   // documents the probe changed
-	reason  string         // why the key cannot be used; "" if it can
-	value   string         // the value that moves its fields
-	covers  []int          // the fields it moves
-	chosen  bool
+	drives map[int]string // field index -> value rendered with the marker
+	docs   map[int]bool   // documents the probe changed
+	holes  map[int]hole   // field index -> where the key is in it
+	// bad says why the key cannot be used at all ("" if it can): its
+	// render fails, it changes something besides image fields, ...
+	bad string
+	// value is the value that moves its images alone, covers the fields
+	// it moves so; reason says why there is none.
+	value  string
+	covers []int
+	reason string
+	// dropped: a check failed with it.
 	dropped bool
+}
+
+// hole is where a candidate is in the value of an image field it drives.
+type hole struct {
+	// parts is the field's value split where the key's value goes.
+	parts []string
+	// eff is the key's value as the field holds it: its value, or for an
+	// empty or absent key what the template writes without it; known is
+	// false when the field cannot be split so (a template that writes
+	// more than the key when the key is set).
+	eff   string
+	known bool
+}
+
+// at returns the offsets of the key's occurrences in the field's value.
+func (h hole) at() []int {
+	var out []int
+	pos := 0
+	for i, p := range h.parts[:len(h.parts)-1] {
+		if i > 0 {
+			pos += len(h.eff)
+		}
+		pos += len(p)
+		out = append(out, pos)
+	}
+	return out
 }
 
 type session struct {
@@ -218,6 +310,7 @@ type session struct {
 	opts   Options
 	cfg    rewrite.Config
 	finder *manifest.Finder
+	mapper *rewrite.Mapper
 
 	processed *chart.Chart           // dependencies processed: aliases, enabled subcharts
 	merged    map[string]interface{} // the values the chart renders with
@@ -228,28 +321,13 @@ type session struct {
 	docFields [][]int
 	renders   int
 	alone     int
+	// maxRenders is MaxRenders, lower in tests.
+	maxRenders int
+	// probeSwitches are the family switches the probes render with,
+	// once a probe failed a family's check.
+	probeSwitches []*family
 
 	volatileDocs map[int]bool // nil until asked (see volatile)
-}
-
-// probeMarker stands for a candidate in the values its probe rendered
-// (candidate.drives).
-const probeMarker = "\x00probe\x00"
-
-// markerValue is the value a candidate is probed with: a token unique to
-// the probe (i, or -1 alone) in front of its value, so that the image
-// keeps its shape (a whole reference keeps its tag, and an embedded
-// reference is still found), or a host name in place of an empty value.
-func markerValue(c *candidate, i int) string {
-	tok := "rehostprobe"
-	if i >= 0 {
-		tok += strconv.Itoa(i)
-	}
-	tok += "x"
-	if c.was == "" {
-		return tok + ".invalid"
-	}
-	return tok + c.was
 }
 
 func newSession(ch *chart.Chart, user, sets map[string]interface{}, opts Options, cfg rewrite.Config) (*session, error) {
@@ -260,7 +338,11 @@ func newSession(ch *chart.Chart, user, sets map[string]interface{}, opts Options
 	if err != nil {
 		return nil, err
 	}
-	s := &session{src: ch, user: user, sets: sets, opts: opts, cfg: cfg, finder: finder}
+	mapper, err := rewrite.NewMapper(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s := &session{src: ch, user: user, sets: sets, opts: opts, cfg: cfg, finder: finder, mapper: mapper, maxRenders: MaxRenders}
 	if s.base, err = s.render(nil); err != nil {
 		return nil, err
 	}
@@ -373,7 +455,17 @@ func (s *session) findFields(doc string) ([]field, error) {
 	}
 	var out []field
 	for _, f := range s.find(n) {
-		out = append(out, field{path: f.Path, kind: f.Kind, namespace: f.Namespace, obj: f.Name, value: nodeValue(f), token: f.Value})
+		fd := field{path: f.Path, kind: f.Kind, namespace: f.Namespace, obj: f.Name, value: nodeValue(f), token: f.Value, at: f.At, registry: f.Registry}
+		if f.Registry && f.Add != nil && f.Node.Kind == yaml.MappingNode {
+			var m map[string]interface{}
+			if f.Node.Decode(&m) == nil {
+				fd.parent, fd.add = m, f.Add
+			}
+		}
+		if fd.value == "" || fd.at < 0 || fd.at+len(fd.token) > len(fd.value) || fd.value[fd.at:fd.at+len(fd.token)] != fd.token {
+			fd.at, fd.token = 0, fd.value // not a reference written in place
+		}
+		out = append(out, fd)
 	}
 	return out, nil
 }
@@ -487,54 +579,91 @@ func withoutRegistry(content []*yaml.Node) []*yaml.Node {
 // compare compares a rendering with the base rendering: it returns the
 // image fields whose values changed, with their new values, and the
 // documents that changed, or an error saying how the rendering differs
-// otherwise.
-func (s *session) compare(r *rendered.Chart) (map[int]string, map[int]bool, error) {
+// otherwise. set are the values the rendering set: their echoes in
+// ConfigMaps are allowed (see echoOnly).
+func (s *session) compare(r *rendered.Chart, set []change) (map[int]string, map[int]bool, error) {
 	if len(r.Manifests) != len(s.base.Manifests) {
 		return nil, nil, fmt.Errorf("it renders %d documents instead of %d", len(r.Manifests), len(s.base.Manifests))
 	}
 	changed := map[int]string{}
 	docs := map[int]bool{}
 	for i, m := range r.Manifests {
-		bm := s.base.Manifests[i]
-		if m.Name != bm.Name {
-			return nil, nil, fmt.Errorf("it renders %s in place of %s", m.Name, bm.Name)
+		fields, doc, beyond, err := s.compareDoc(i, m, set)
+		if err == nil {
+			err = beyond
 		}
-		if m.Content == bm.Content {
-			continue
-		}
-		n, fs, err := s.masked(m.Content)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", m.Name, err)
-		}
-		b, err := s.baseMasked(i)
 		if err != nil {
 			return nil, nil, err
 		}
-		if n == nil {
-			n = &yaml.Node{}
+		for k, v := range fields {
+			changed[k] = v
 		}
-		if len(fs) != len(s.docFields[i]) {
-			return nil, nil, fmt.Errorf("it changes the image fields of %s", m.Name)
-		}
-		if !sameNode(n, b) {
-			if !s.volatile(i) {
-				return nil, nil, fmt.Errorf("it changes %s beyond image fields", m.Name)
-			}
-		} else {
+		if doc {
 			docs[i] = true
-		}
-		for j, f := range fs {
-			k := s.docFields[i][j]
-			if s.fields[k].path != f.Path {
-				return nil, nil, fmt.Errorf("it changes the image fields of %s", m.Name)
-			}
-			if f.Value != s.fields[k].value {
-				changed[k] = f.Value
-				docs[i] = true
-			}
 		}
 	}
 	return changed, docs, nil
+}
+
+// compareDoc compares document i of a rendering with the base rendering's
+// (see compare): the image fields that changed, and whether the document
+// changed. beyond is the error for a document that changed beyond its
+// image fields (the fields are still returned); err is for one whose
+// image fields are not the base rendering's.
+func (s *session) compareDoc(i int, m rendered.Manifest, set []change) (changed map[int]string, doc bool, beyond, err error) {
+	bm := s.base.Manifests[i]
+	if m.Name != bm.Name {
+		return nil, false, nil, fmt.Errorf("it renders %s in place of %s", m.Name, bm.Name)
+	}
+	if m.Content == bm.Content {
+		return nil, false, nil, nil
+	}
+	n, fs, err := s.masked(m.Content)
+	if err != nil {
+		return nil, false, nil, fmt.Errorf("%s: %w", m.Name, err)
+	}
+	b, err := s.baseMasked(i)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	if n == nil {
+		n = &yaml.Node{}
+	}
+	if len(fs) != len(s.docFields[i]) {
+		return nil, false, nil, fmt.Errorf("it changes the image fields of %s", m.Name)
+	}
+	switch {
+	case sameNode(n, b), echoOnly(b, n, set):
+		doc = true
+	case !s.volatile(i):
+		beyond = fmt.Errorf("it changes %s beyond image fields", m.Name)
+	}
+	changed = map[int]string{}
+	for j, f := range fs {
+		k := s.docFields[i][j]
+		if s.fields[k].path != f.Path {
+			return nil, false, nil, fmt.Errorf("it changes the image fields of %s", m.Name)
+		}
+		if f.Value != s.fields[k].value {
+			changed[k] = f.Value
+			doc = true
+		}
+	}
+	return changed, doc, beyond, nil
+}
+
+// maskedText is a document with its image fields blanked, as text: where
+// a probe's marker shows in it, the probed key changed more than images.
+func (s *session) maskedText(doc string) string {
+	n, _, err := s.masked(doc)
+	if err != nil || n == nil {
+		return doc
+	}
+	b, err := yaml.Marshal(n)
+	if err != nil {
+		return doc
+	}
+	return string(b)
 }
 
 // volatile reports whether document i renders differently at every
@@ -571,13 +700,21 @@ func nameEnd(ref string) int {
 // charts leave empty to mean "the default".
 var registryKey = regexp.MustCompile(`(?i)(registry|^hub$)`)
 
+// blankKey matches the names of the keys that are candidates when empty,
+// null or absent: registries, and repositories (traefik's image.repository
+// is null in its values, and its template defaults it to "traefik").
+var blankKey = regexp.MustCompile(`(?i)(registry|^hub$|^repository$|^repo$)`)
+
 // valuesRef finds the registry-like keys the templates read, so that a
 // registry key a chart reads but does not declare is probed too.
 var valuesRef = regexp.MustCompile(`\.Values((?:\.[A-Za-z_][A-Za-z0-9_]*)+)`)
 
 // candidates lists the values to probe: the string leaves of the merged
 // values that occur, starting a path component, in the repository part of
-// an image that moves; and the empty or absent keys named like a registry.
+// an image that moves; the empty or null keys named like a registry or a
+// repository, and those the templates read that the values do not hold;
+// and the keys that put an operator's absent registry setting in the map
+// the templates write whole into the object (see parentCandidates).
 func (s *session) candidates() []*candidate {
 	var moving []string
 	for _, f := range s.fields {
@@ -591,16 +728,7 @@ func (s *session) candidates() []*candidate {
 	if len(moving) == 0 {
 		return nil
 	}
-	subcharts := map[string]bool{}
-	var walkCharts func(c *chart.Chart, prefix string)
-	walkCharts = func(c *chart.Chart, prefix string) {
-		for _, d := range c.Dependencies() {
-			p := prefix + "\x00" + d.Name()
-			subcharts[p] = true
-			walkCharts(d, p)
-		}
-	}
-	walkCharts(s.processed, "")
+	subcharts := s.subchartPaths()
 	var out []*candidate
 	seen := map[string]bool{}
 	add := func(c *candidate) {
@@ -610,31 +738,16 @@ func (s *session) candidates() []*candidate {
 			out = append(out, c)
 		}
 	}
-	var walk func(v interface{}, path []interface{})
-	walk = func(v interface{}, path []interface{}) {
-		if m, ok := asMap(v); ok {
-			keys := make([]string, 0, len(m))
-			for k := range m {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				if k == "global" && len(path) > 0 && subcharts[chartKey(path)] {
-					continue // a subchart's copy of the globals
-				}
-				walk(m[k], append(path[:len(path):len(path)], k))
-			}
-			return
-		}
+	s.walkValues(subcharts, func(path []interface{}, v interface{}) {
+		last, _ := path[len(path)-1].(string)
 		switch v := v.(type) {
-		case []interface{}:
-			for i, e := range v {
-				walk(e, append(path[:len(path):len(path)], i))
+		case nil:
+			if blankKey.MatchString(last) {
+				add(&candidate{path: path, absent: true})
 			}
 		case string:
-			last, _ := path[len(path)-1].(string)
 			if v == "" {
-				if registryKey.MatchString(last) {
+				if blankKey.MatchString(last) {
 					add(&candidate{path: path})
 				}
 				return
@@ -649,15 +762,15 @@ func (s *session) candidates() []*candidate {
 				}
 			}
 		}
-	}
-	walk(s.merged, nil)
-	// Registry keys the templates read that the values do not hold.
+	})
+	// Registry and repository keys the templates read that the values do
+	// not hold.
 	var refs func(c *chart.Chart, prefix []interface{})
 	refs = func(c *chart.Chart, prefix []interface{}) {
 		for _, t := range c.Templates {
 			for _, m := range valuesRef.FindAllStringSubmatch(string(t.Data), -1) {
 				segs := strings.Split(strings.TrimPrefix(m[1], "."), ".")
-				if !registryKey.MatchString(segs[len(segs)-1]) {
+				if !blankKey.MatchString(segs[len(segs)-1]) {
 					continue
 				}
 				var p []interface{}
@@ -667,7 +780,7 @@ func (s *session) candidates() []*candidate {
 				for _, sg := range segs {
 					p = append(p, sg)
 				}
-				if _, present := lookup(s.merged, p); !present {
+				if v, present := lookup(s.merged, p); (!present || v == nil) && s.settable(p) {
 					add(&candidate{path: p, absent: true})
 				}
 			}
@@ -677,7 +790,147 @@ func (s *session) candidates() []*candidate {
 		}
 	}
 	refs(s.processed, nil)
+	for _, c := range s.parentCandidates(subcharts) {
+		add(c)
+	}
 	return out
+}
+
+// subchartPaths returns the value paths of the subcharts (chartKey).
+func (s *session) subchartPaths() map[string]bool {
+	subcharts := map[string]bool{}
+	var walkCharts func(c *chart.Chart, prefix string)
+	walkCharts = func(c *chart.Chart, prefix string) {
+		for _, d := range c.Dependencies() {
+			p := prefix + "\x00" + d.Name()
+			subcharts[p] = true
+			walkCharts(d, p)
+		}
+	}
+	walkCharts(s.processed, "")
+	return subcharts
+}
+
+// walkValues calls leaf for every leaf of the merged values (a scalar,
+// null, or an empty map or list) and mapOf for every map, in key order,
+// skipping the subcharts' copies of the globals.
+func (s *session) walkValues(subcharts map[string]bool, leaf func(path []interface{}, v interface{}), mapOf ...func(path []interface{}, m map[string]interface{})) {
+	var walk func(v interface{}, path []interface{})
+	walk = func(v interface{}, path []interface{}) {
+		if m, ok := asMap(v); ok {
+			for _, f := range mapOf {
+				f(path, m)
+			}
+			keys := make([]string, 0, len(m))
+			for k := range m {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				if k == "global" && len(path) > 0 && subcharts[chartKey(path)] {
+					continue // a subchart's copy of the globals
+				}
+				walk(m[k], append(path[:len(path):len(path)], k))
+			}
+			return
+		}
+		if l, ok := v.([]interface{}); ok {
+			for i, e := range l {
+				walk(e, append(path[:len(path):len(path)], i))
+			}
+			return
+		}
+		if len(path) > 0 {
+			leaf(path, v)
+		}
+	}
+	walk(s.merged, nil)
+}
+
+// settable reports whether the overlay can set a key at path: every part
+// of it that the values hold is a map (or a list, for an index).
+func (s *session) settable(path []interface{}) bool {
+	var cur interface{} = s.merged
+	for _, seg := range path[:len(path)-1] {
+		switch seg := seg.(type) {
+		case string:
+			m, ok := asMap(cur)
+			if !ok {
+				return false
+			}
+			next, ok := m[seg]
+			if !ok || next == nil {
+				return true
+			}
+			cur = next
+		case int:
+			l, ok := cur.([]interface{})
+			if !ok || seg >= len(l) {
+				return false
+			}
+			cur = l[seg]
+		}
+	}
+	_, ok := asMap(cur)
+	return ok || cur == nil
+}
+
+// parentCandidates finds, for each operator's registry setting that is
+// absent from the base rendering and that rehost rewrite adds (tigera's
+// Installation spec.registry), the maps of the values that the template
+// writes whole into the map the setting goes in: tigera's chart renders
+// "spec: {{ omit .Values.installation "enabled" | toYaml }}", and its
+// values.yaml has no installation.registry. Such a map is recognised by
+// its entries: at least one, and at least half of its own and of the
+// rendered map's, are equal in both. The candidate is the setting's key in
+// that map, absent.
+func (s *session) parentCandidates(subcharts map[string]bool) []*candidate {
+	var out []*candidate
+	for _, f := range s.fields {
+		if f.parent == nil || !f.moves() {
+			continue
+		}
+		rendered := map[string]string{}
+		for k, v := range f.parent {
+			rendered[k] = canonical(v)
+		}
+		best := 0
+		var paths [][]interface{}
+		s.walkValues(subcharts, func([]interface{}, interface{}) {}, func(path []interface{}, m map[string]interface{}) {
+			score := 0
+			for k, v := range m {
+				if r, ok := rendered[k]; ok && r == canonical(v) {
+					score++
+				}
+			}
+			if score == 0 || 2*score < len(m) || 2*score < len(rendered) || score < best {
+				return
+			}
+			if score > best {
+				best, paths = score, nil
+			}
+			paths = append(paths, append([]interface{}(nil), path...))
+		})
+		for _, p := range paths {
+			for _, a := range f.add {
+				p = append(p, a)
+			}
+			if v, present := lookup(s.merged, p); (!present || v == nil) && s.settable(p) {
+				out = append(out, &candidate{path: p, absent: true})
+			}
+		}
+	}
+	return out
+}
+
+// canonical is a value as JSON, for comparing values decoded from YAML by
+// different decoders (numbers as int or float64).
+func canonical(v interface{}) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }
 
 func chartKey(path []interface{}) string {
@@ -733,10 +986,19 @@ func lookup(v interface{}, path []interface{}) (interface{}, bool) {
 	return v, true
 }
 
-// change is a value to set.
+// change is a value to set: value, or raw when it is not a string.
 type change struct {
 	path  []interface{}
 	value string
+	raw   interface{}
+}
+
+// setValue is the value the change sets.
+func (c change) setValue() interface{} {
+	if c.raw != nil {
+		return c.raw
+	}
+	return c.value
 }
 
 // overlayFor builds the values overlay that sets the changes: nested maps
@@ -754,7 +1016,7 @@ func (s *session) overlayFor(changes []change) map[string]interface{} {
 			case string:
 				m, _ := asMap(cur)
 				if last {
-					m[seg] = c.value
+					m[seg] = c.setValue()
 					break
 				}
 				next, _ := lookup(src, []interface{}{seg})
@@ -779,7 +1041,7 @@ func (s *session) overlayFor(changes []change) map[string]interface{} {
 			case int:
 				l := cur.([]interface{})
 				if last {
-					l[seg] = c.value
+					l[seg] = c.setValue()
 					break
 				}
 				cur = l[seg]
@@ -788,535 +1050,4 @@ func (s *session) overlayFor(changes []change) map[string]interface{} {
 		}
 	}
 	return root
-}
-
-// probeAll learns which image fields each candidate drives and how. The
-// candidates with a non-empty value are probed together, in one render,
-// each replaced by a marker of its own: emptiness decides a template's
-// branches, and none changes. A field is attributed to the markers it
-// holds, each with the others put back to their values; what cannot be
-// attributed so (a field rebuilt otherwise than by substitution, a
-// document changed beyond its image fields, a failed render) is probed
-// again one candidate at a time. Empty and absent candidates, which switch
-// branches, are probed one at a time. Renders: 1 for the batch, plus 1 per
-// empty or absent candidate, plus 1 per candidate probed again.
-func (s *session) probeAll(cands []*candidate) {
-	var batch, single []*candidate
-	for _, c := range cands {
-		if c.absent || c.was == "" {
-			single = append(single, c)
-		} else {
-			batch = append(batch, c)
-		}
-	}
-	single = append(s.probeShared(batch, true), single...)
-	s.alone = len(single)
-	for _, c := range single {
-		s.probe(c)
-	}
-}
-
-// probeShared probes the candidates together and returns those to probe
-// alone. When the shared render fails (a chart that rejects a repository
-// it does not know, as Bitnami's do), and split is set, the registry keys
-// and the others are probed apart, so that registries still share one
-// render.
-func (s *session) probeShared(batch []*candidate, split bool) []*candidate {
-	if len(batch) < 2 {
-		return batch
-	}
-	again, failed := s.probeBatch(batch)
-	if !failed || !split {
-		return again
-	}
-	var regs, others []*candidate
-	for _, c := range batch {
-		last, _ := c.path[len(c.path)-1].(string)
-		if registryKey.MatchString(last) {
-			regs = append(regs, c)
-		} else {
-			others = append(others, c)
-		}
-	}
-	if len(regs) == 0 || len(others) == 0 {
-		return again
-	}
-	return append(s.probeShared(regs, false), s.probeShared(others, false)...)
-}
-
-// probeBatch probes the candidates together and returns those to probe
-// again alone, and whether the shared render failed as a whole.
-func (s *session) probeBatch(batch []*candidate) ([]*candidate, bool) {
-	changes := make([]change, len(batch))
-	for i, c := range batch {
-		changes[i] = change{c.path, markerValue(c, i)}
-	}
-	r, err := s.render(s.overlayFor(changes))
-	if err != nil || len(r.Manifests) != len(s.base.Manifests) {
-		return batch, true
-	}
-	again := map[int]bool{}
-	marker := func(i int) string { return markerValue(batch[i], i) }
-	present := func(text string) []int {
-		var out []int
-		for i := range batch {
-			if strings.Contains(text, marker(i)) {
-				out = append(out, i)
-			}
-		}
-		return out
-	}
-	// suspects are the candidates whose value occurs in text, or all.
-	suspects := func(text string) []int {
-		var out []int
-		for i, c := range batch {
-			if strings.Contains(text, c.was) {
-				out = append(out, i)
-			}
-		}
-		if len(out) == 0 {
-			for i := range batch {
-				out = append(out, i)
-			}
-		}
-		return out
-	}
-	changed := map[int]string{}
-	for i, m := range r.Manifests {
-		bm := s.base.Manifests[i]
-		if m.Name != bm.Name {
-			return batch, true
-		}
-		if m.Content == bm.Content {
-			continue
-		}
-		one := &rendered.Chart{Manifests: append([]rendered.Manifest(nil), s.base.Manifests...)}
-		one.Manifests[i] = m
-		fields, _, err := s.compare(one)
-		if err != nil {
-			ps := present(m.Content)
-			if len(ps) == 0 {
-				ps = suspects(bm.Content)
-			}
-			for _, p := range ps {
-				again[p] = true
-			}
-			continue
-		}
-		for k, v := range fields {
-			changed[k] = v
-		}
-	}
-	for _, k := range sortedKeys(changed) {
-		v := changed[k]
-		ps := present(v)
-		if len(ps) == 0 {
-			// Changed, but by no marker (a value transformed on its
-			// way): probe alone the candidates found in it.
-			for _, p := range suspects(s.fields[k].value) {
-				again[p] = true
-			}
-			continue
-		}
-		back := v
-		for _, p := range ps {
-			back = strings.ReplaceAll(back, marker(p), batch[p].was)
-		}
-		if back != s.fields[k].value {
-			for _, p := range ps {
-				again[p] = true
-			}
-			continue
-		}
-		for _, p := range ps {
-			c := batch[p]
-			own := v
-			for _, o := range ps {
-				if o != p {
-					own = strings.ReplaceAll(own, marker(o), batch[o].was)
-				}
-			}
-			if c.drives == nil {
-				c.drives, c.docs = map[int]string{}, map[int]bool{}
-			}
-			c.drives[k] = strings.ReplaceAll(own, marker(p), probeMarker)
-			c.docs[s.fields[k].doc] = true
-		}
-	}
-	var out []*candidate
-	for i, c := range batch {
-		if again[i] {
-			c.drives, c.docs = nil, nil
-			out = append(out, c)
-			continue
-		}
-		s.learn(c)
-	}
-	return out, false
-}
-
-// probe renders the chart with the candidate replaced by a marker, learns
-// which image fields it drives, and solves for the value that moves them.
-func (s *session) probe(c *candidate) {
-	mv := markerValue(c, -1)
-	r, err := s.render(s.overlayFor([]change{{c.path, mv}}))
-	if err != nil {
-		c.reason = "rendering with it changed fails: " + err.Error()
-		return
-	}
-	changed, docs, err := s.compare(r)
-	if err != nil {
-		c.reason = err.Error()
-		return
-	}
-	for k, v := range changed {
-		changed[k] = strings.ReplaceAll(v, mv, probeMarker)
-	}
-	c.drives, c.docs = changed, docs
-	s.learn(c)
-}
-
-// learn solves for the value of c that moves the image fields it drives
-// (c.drives, rendered with probeMarker in its place).
-func (s *session) learn(c *candidate) {
-	changed := c.drives
-	if len(changed) == 0 {
-		c.reason = "it drives no image"
-		return
-	}
-	value, ok := "", false
-	for _, k := range sortedKeys(changed) {
-		f := s.fields[k]
-		parts := strings.Split(changed[k], probeMarker)
-		if len(parts) == 1 {
-			c.reason = fmt.Sprintf("it changes %s in a way other than by substitution", f.value)
-			return
-		}
-		if !c.absent && c.was != "" && strings.Join(parts, c.was) != f.value {
-			c.reason = fmt.Sprintf("%s is not built from it by substitution", f.value)
-			return
-		}
-		x, solved := solve(parts, f.want)
-		if !solved {
-			c.reason = fmt.Sprintf("no value of it gives %s", f.want)
-			return
-		}
-		if ok && x != value {
-			c.reason = fmt.Sprintf("its images need different values (%q, %q)", value, x)
-			return
-		}
-		value, ok = x, true
-		if f.moves() {
-			c.covers = append(c.covers, k)
-		}
-	}
-	if value == "" || (value == c.was && !c.absent) {
-		c.reason = "it needs no change"
-		c.covers = nil
-		return
-	}
-	c.value = value
-}
-
-// solve finds x such that parts joined with x is want.
-func solve(parts []string, want string) (string, bool) {
-	n := len(parts) - 1
-	fixed := 0
-	for _, p := range parts {
-		fixed += len(p)
-	}
-	if len(want) < fixed || (len(want)-fixed)%n != 0 {
-		return "", false
-	}
-	l := (len(want) - fixed) / n
-	if !strings.HasPrefix(want, parts[0]) {
-		return "", false
-	}
-	x := want[len(parts[0]) : len(parts[0])+l]
-	if strings.Join(parts, x) != want {
-		return "", false
-	}
-	return x, true
-}
-
-func sortedKeys[V any](m map[int]V) []int {
-	out := make([]int, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Ints(out)
-	return out
-}
-
-func (s *session) solve() (*Overlay, error) {
-	cands := s.candidates()
-	s.probeAll(cands)
-	var chosen []*candidate
-	var bad map[int]string // field -> why the check failed
-	// A failed check drops the chosen keys that touched what came out
-	// wrong and solves again: at least one key goes each time, so the
-	// checks end.
-	for {
-		chosen = greedy(cands)
-		if len(chosen) == 0 {
-			break
-		}
-		var changes []change
-		for _, c := range chosen {
-			changes = append(changes, change{c.path, c.value})
-		}
-		r, err := s.render(s.overlayFor(changes))
-		blame, failed := s.check(r, err, chosen)
-		if len(blame) == 0 {
-			break
-		}
-		if bad == nil {
-			bad = map[int]string{}
-		}
-		for _, c := range blame {
-			c.dropped = true
-			for k := range c.drives {
-				bad[k] = "setting " + PathString(c.path) + " along with the other keys does not give the target (" + strings.Join(failed, "; ") + ")"
-			}
-		}
-		for _, c := range cands {
-			c.chosen = false
-		}
-	}
-	return s.overlay(cands, chosen, bad), nil
-}
-
-// greedy chooses keys: at each step the usable key that moves the most
-// image fields not yet moved, touching none already touched (a shared
-// registry key before per-image keys), then the shortest value, then the
-// path, so that the result is stable.
-func greedy(cands []*candidate) []*candidate {
-	moved := map[int]bool{}
-	touched := map[int]bool{}
-	var chosen []*candidate
-	for {
-		var best *candidate
-		bestGain := 0
-		for _, c := range cands {
-			if c.reason != "" || c.chosen || c.dropped || len(c.covers) == 0 {
-				continue
-			}
-			clash := false
-			for k := range c.drives {
-				if touched[k] {
-					clash = true
-					break
-				}
-			}
-			if clash {
-				continue
-			}
-			gain := 0
-			for _, k := range c.covers {
-				if !moved[k] {
-					gain++
-				}
-			}
-			if gain == 0 {
-				continue
-			}
-			if best == nil || gain > bestGain ||
-				gain == bestGain && (len(c.value) < len(best.value) ||
-					len(c.value) == len(best.value) && PathString(c.path) < PathString(best.path)) {
-				best, bestGain = c, gain
-			}
-		}
-		if best == nil {
-			break
-		}
-		best.chosen = true
-		chosen = append(chosen, best)
-		for k := range best.drives {
-			touched[k] = true
-		}
-		for _, k := range best.covers {
-			moved[k] = true
-		}
-	}
-	return chosen
-}
-
-// check compares the rendering with the overlay to the rewritten base
-// rendering, document by document; it returns the chosen keys to blame
-// for what differs.
-func (s *session) check(r *rendered.Chart, rerr error, chosen []*candidate) ([]*candidate, []string) {
-	if rerr != nil {
-		return chosen, []string{rerr.Error()}
-	}
-	if len(r.Manifests) != len(s.base.Manifests) {
-		return chosen, []string{fmt.Sprintf("%d documents instead of %d", len(r.Manifests), len(s.base.Manifests))}
-	}
-	covered := map[int]bool{}
-	for _, c := range chosen {
-		for _, k := range c.covers {
-			covered[k] = true
-		}
-	}
-	blamed := map[*candidate]bool{}
-	var failed []string
-	for i, m := range r.Manifests {
-		// A document with no moved field must render as before;
-		// one with moved fields must render as rewritten, except for
-		// the fields no key moves.
-		if m.Name == s.base.Manifests[i].Name && s.docOK(i, m.Content, covered) {
-			continue
-		}
-		failed = append(failed, m.Name)
-		any := false
-		for _, c := range chosen {
-			if c.docs[i] {
-				blamed[c] = true
-				any = true
-			}
-		}
-		if !any {
-			for _, c := range chosen {
-				blamed[c] = true
-			}
-		}
-	}
-	var out []*candidate
-	for _, c := range chosen {
-		if blamed[c] {
-			out = append(out, c)
-		}
-	}
-	return out, failed
-}
-
-// docOK reports whether document i, rendered with the overlay as got,
-// is what the overlay must give: the rewritten document, except that the
-// image fields no chosen key moves keep their values. Equal bytes pass at
-// once; otherwise the documents must be equal as YAML.
-func (s *session) docOK(i int, got string, covered map[int]bool) bool {
-	all := true
-	for _, k := range s.docFields[i] {
-		if s.fields[k].moves() && !covered[k] {
-			all = false
-		}
-	}
-	if all && got == s.want[i] {
-		return true
-	}
-	n, fs, err := s.masked(got)
-	if err != nil {
-		return false
-	}
-	if n == nil {
-		n = &yaml.Node{}
-	}
-	b, err := s.baseMasked(i)
-	if err != nil || len(fs) != len(s.docFields[i]) || !sameNode(n, b) && !s.volatile(i) {
-		return false
-	}
-	for j, f := range fs {
-		k := s.docFields[i][j]
-		want := s.fields[k].value
-		if covered[k] || !s.fields[k].moves() {
-			want = s.fields[k].want
-		}
-		if f.Path != s.fields[k].path || f.Value != want {
-			return false
-		}
-	}
-	return true
-}
-
-// overlay builds the result from the chosen keys.
-func (s *session) overlay(cands, chosen []*candidate, bad map[int]string) *Overlay {
-	o := &Overlay{Chart: s.src.Name(), Warnings: s.base.Warnings, Candidates: len(cands), Alone: s.alone, Renders: s.renders, cfg: s.cfg}
-	if s.src.Metadata != nil {
-		o.Version = s.src.Metadata.Version
-	}
-	covered := map[int]bool{}
-	for _, c := range chosen {
-		k := OverlayKey{Path: c.path, Value: c.value, Was: c.was}
-		seen := map[Move]bool{}
-		for _, f := range c.covers {
-			covered[f] = true
-			m := Move{s.fields[f].value, s.fields[f].want}
-			if m.From == "" { // an operator's registry setting, absent or empty
-				m.From = fmt.Sprintf("%s %s: %s unset", s.fields[f].kind, s.fields[f].obj, s.fields[f].path)
-			}
-			if !seen[m] {
-				seen[m] = true
-				k.Images = append(k.Images, m)
-			}
-		}
-		sort.Slice(k.Images, func(i, j int) bool { return k.Images[i].From < k.Images[j].From })
-		o.Keys = append(o.Keys, k)
-	}
-	sort.Slice(o.Keys, func(i, j int) bool { return PathString(o.Keys[i].Path) < PathString(o.Keys[j].Path) })
-	var changes []change
-	for _, k := range o.Keys {
-		changes = append(changes, change{k.Path, k.Value})
-	}
-	o.tree = s.overlayFor(changes)
-	templates := map[string]string{}
-	var walk func(c *chart.Chart)
-	walk = func(c *chart.Chart) {
-		for _, t := range c.Templates {
-			templates[c.ChartFullPath()+"/"+t.Name] = string(t.Data)
-		}
-		for _, d := range c.Dependencies() {
-			walk(d)
-		}
-	}
-	walk(s.processed)
-	for k, f := range s.fields {
-		if !f.moves() || covered[k] {
-			continue
-		}
-		img := f.value
-		if img == "" {
-			img = `""`
-		}
-		u := UnmovedImage{Image: img, Target: f.want, Template: s.base.Manifests[f.doc].Name,
-			Kind: f.kind, Namespace: f.namespace, Name: f.obj, Field: f.path}
-		u.Line = literalLine(templates[u.Template], f.value)
-		switch {
-		case bad[k] != "":
-			u.Reason = bad[k]
-		default:
-			u.Reason = s.whyUnmoved(cands, k, u.Line > 0)
-		}
-		o.Unmoved = append(o.Unmoved, u)
-	}
-	return o
-}
-
-func (s *session) whyUnmoved(cands []*candidate, k int, literal bool) string {
-	var reasons []string
-	for _, c := range cands {
-		_, drives := c.drives[k]
-		if c.reason != "" && (drives || c.drives == nil && c.was != "" && occursInName(s.fields[k].value, c.was)) {
-			reasons = append(reasons, PathString(c.path)+": "+c.reason)
-		}
-	}
-	if len(reasons) > 0 {
-		return "the values that drive it cannot move it (" + strings.Join(reasons, "; ") + ")"
-	}
-	if literal {
-		return "hard-coded in the template: no value drives it"
-	}
-	return "no value drives it (built in the templates)"
-}
-
-// literalLine is the 1-based line of the template that holds ref (or its
-// repository part) literally, or 0.
-func literalLine(tpl, ref string) int {
-	for _, s := range []string{ref, ref[:nameEnd(ref)]} {
-		if s == "" {
-			continue
-		}
-		if i := strings.Index(tpl, s); i >= 0 {
-			return strings.Count(tpl[:i], "\n") + 1
-		}
-	}
-	return 0
 }

@@ -127,10 +127,11 @@ func TestAirgapValuesEqualsRewrite(t *testing.T) {
 			want := rewrittenDocs(t, chart, tt.opts, tt.cfg)
 			got := renderedDocs(t, chart, withOverlay(t, tt.opts, o))
 			diffDocs(t, got, want)
-			// The base, the batch probe, global.imageRegistry and
-			// global.image.registry (empty, probed alone), the check.
-			if o.Renders != 5 || o.Alone != 2 {
-				t.Errorf("%d renders, %d candidates probed alone; want 5 and 2", o.Renders, o.Alone)
+			// The base, the values probed together, the empty
+			// global.imageRegistry and global.image.registry probed
+			// together, the check.
+			if o.Renders != 4 || o.Alone != 0 {
+				t.Errorf("%d renders, %d candidates probed alone; want 4 and 0", o.Renders, o.Alone)
 			}
 		})
 	}
@@ -159,9 +160,10 @@ func TestAirgapValuesSideEffects(t *testing.T) {
 		t.Errorf("unmoved: %+v", o.Unmoved)
 	}
 	// base, batch, base again (is the document that changed beyond its
-	// image fields volatile? no), the four keys of the document alone,
+	// image fields volatile? no), the two keys whose markers show in the
+	// label and the annotation alone (the batch learnt the other two),
 	// check.
-	if o.Candidates != 4 || o.Alone != 4 || o.Renders != 8 {
+	if o.Candidates != 4 || o.Alone != 2 || o.Renders != 6 {
 		t.Errorf("%d candidates, %d alone, %d renders", o.Candidates, o.Alone, o.Renders)
 	}
 	got := renderedDocs(t, chartPath("airgap-labels"), withOverlay(t, Options{}, o))
@@ -384,9 +386,9 @@ func TestAirgapValuesRegistrySetting(t *testing.T) {
 		keys = append(keys, fmt.Sprintf("%s=%s %v", PathString(k.Path), k.Value, k.Images))
 	}
 	want := []string{
-		"installation.registry=sea.hub:5000/ [{Installation default: spec.registry unset sea.hub:5000/}]",
-		"operator.image=sea.hub:5000/tigera/operator:v1.36.2 [{quay.io/tigera/operator:v1.36.2 sea.hub:5000/tigera/operator:v1.36.2}]",
-		"reloader.registry=sea.hub:5000 [{--config-reloader-image=quay.io/prometheus-operator/prometheus-config-reloader:v0.75.0 --config-reloader-image=sea.hub:5000/prometheus-operator/prometheus-config-reloader:v0.75.0}]",
+		"installation.registry=sea.hub:5000/ [Installation default: spec.registry unset -> sea.hub:5000/]",
+		"operator.image=sea.hub:5000/tigera/operator:v1.36.2 [quay.io/tigera/operator:v1.36.2 -> sea.hub:5000/tigera/operator:v1.36.2]",
+		"reloader.registry=sea.hub:5000 [--config-reloader-image=quay.io/prometheus-operator/prometheus-config-reloader:v0.75.0 -> --config-reloader-image=sea.hub:5000/prometheus-operator/prometheus-config-reloader:v0.75.0]",
 	}
 	if !reflect.DeepEqual(keys, want) || !o.Complete() {
 		t.Errorf("keys %q, want %q; unmoved %+v", keys, want, o.Unmoved)
@@ -394,30 +396,78 @@ func TestAirgapValuesRegistrySetting(t *testing.T) {
 	diffDocs(t, renderedDocs(t, chartPath("airgap-operator"), withOverlay(t, Options{}, o)), rewrittenDocs(t, chartPath("airgap-operator"), Options{}, defaultConfig))
 }
 
-// TestAirgapValuesBitnami: Bitnami's shape (a library chart's image helper,
-// global.imageRegistry, and NOTES that fail when a repository is not the
-// original): the shared probe fails to render, its candidates are probed
-// alone, and the global registry moves both images; the relocated chart
-// renders too (its image annotation follows).
+// TestAirgapValuesBitnami: Bitnami's shape (the common library's image
+// helper, global.imageRegistry, and NOTES.txt that fail the render when an
+// image's registry/repository is not in the images annotation): every
+// probe and the relocated values fail that check, so the overlay sets
+// Bitnami's documented switch, with a comment saying why, and moves every
+// image, the hook's included. The relocated chart, whose annotation names
+// the target, needs no switch.
 func TestAirgapValuesBitnami(t *testing.T) {
 	chart := chartPath("airgap-bitnami")
 	o, err := AirgapValues(chart, Options{}, defaultConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(o.Keys) != 1 || PathString(o.Keys[0].Path) != "global.imageRegistry" || !o.Complete() {
-		t.Fatalf("keys %+v, unmoved %+v", o.Keys, o.Unmoved)
+	var keys []string
+	for _, k := range o.Keys {
+		keys = append(keys, PathString(k.Path)+"="+k.Value)
 	}
-	// base, the shared probe (fails), the registries together, the
-	// repositories together (fails), the 2 repositories alone,
-	// global.imageRegistry alone, check.
-	if o.Candidates != 5 || o.Alone != 3 || o.Renders != 8 {
+	if want := []string{"global.imageRegistry=sea.hub:5000", "global.security.allowInsecureImages=true"}; !reflect.DeepEqual(keys, want) || !o.Complete() {
+		t.Fatalf("keys %q, want %q; unmoved %+v", keys, want, o.Unmoved)
+	}
+	if o.Keys[1].Why == "" || len(o.Keys[1].Images) != 0 || o.Keys[0].Why != "" || len(o.Keys[0].Images) != 3 {
+		t.Errorf("keys %+v", o.Keys)
+	}
+	b, err := o.Bytes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "    # Bitnami's image verification (common.errors.insecureImages, https://github.com/bitnami/charts/issues/30850) rejects any registry but the original: the relocated images are the same images, in sea.hub:5000\n    allowInsecureImages: true\n") {
+		t.Errorf("the switch has no comment:\n%s", b)
+	}
+	// base; the values together, failing Bitnami's check, then again
+	// with its switch; global.imageRegistry alone (the only empty key);
+	// the check without the switch (fails), then with it.
+	if o.Candidates != 7 || o.Alone != 1 || o.Renders != 6 {
 		t.Errorf("%d candidates, %d alone, %d renders", o.Candidates, o.Alone, o.Renders)
 	}
 	diffDocs(t, renderedDocs(t, chart, withOverlay(t, Options{}, o)), rewrittenDocs(t, chart, Options{}, defaultConfig))
+	// Without the switch, the overlay fails the render.
+	noSwitch := *o
+	noSwitch.Keys = o.Keys[:1]
+	noSwitch.tree = map[string]interface{}{"global": map[string]interface{}{"imageRegistry": "sea.hub:5000"}}
+	if _, err := Render(chart, withOverlay(t, Options{}, &noSwitch)); err == nil || !strings.Contains(err.Error(), "Original containers have been substituted for unrecognized ones") {
+		t.Errorf("the chart renders without the switch: %v", err)
+	}
+
 	out := filepath.Join(t.TempDir(), "bitnami.tgz")
-	if _, err := Relocate(chart, out, Options{}, defaultConfig); err != nil {
+	rel, err := Relocate(chart, out, Options{}, defaultConfig)
+	if err != nil {
 		t.Fatal(err)
 	}
+	if len(rel.Overlay.Keys) != 1 || PathString(rel.Overlay.Keys[0].Path) != "global.imageRegistry" {
+		t.Errorf("relocated with %+v", rel.Overlay.Keys)
+	}
 	diffDocs(t, renderedDocs(t, out, Options{}), rewrittenDocs(t, chart, Options{}, defaultConfig))
+	if vals := string(chartFile(t, out, "values.yaml")); !strings.Contains(vals, "allowInsecureImages: false") {
+		t.Errorf("the relocated chart's values set the switch:\n%s", vals)
+	}
+}
+
+// chartFile returns a file of the chart at path (a directory or a .tgz),
+// by its name in the chart.
+func chartFile(t *testing.T, path, name string) []byte {
+	t.Helper()
+	ch, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range ch.Raw {
+		if f.Name == name {
+			return f.Data
+		}
+	}
+	t.Fatalf("%s has no %s", path, name)
+	return nil
 }

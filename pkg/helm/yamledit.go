@@ -11,12 +11,12 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// setYAML sets the value at path in a YAML values file by editing its
-// bytes: an existing scalar is replaced in place, in its quoting style, and
-// a missing key is added as a block at the end of the deepest mapping that
-// exists, with comment above it. Every other byte, comments and key order
-// included, stays as it was.
-func setYAML(data []byte, path []interface{}, value, comment string) ([]byte, error) {
+// setYAML sets the value (a string or a bool) at path in a YAML values
+// file by editing its bytes: an existing scalar is replaced in place, a
+// string in its quoting style, and a missing key is added as a block at
+// the end of the deepest mapping that exists, with comment above it. Every
+// other byte, comments and key order included, stays as it was.
+func setYAML(data []byte, path []interface{}, value interface{}, comment string) ([]byte, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, err
@@ -54,7 +54,7 @@ func setYAML(data []byte, path []interface{}, value, comment string) ([]byte, er
 		if err != nil {
 			return nil, err
 		}
-		return splice(data, at, at, " "+scalarText(value, 0)), nil
+		return splice(data, at, at, " "+valueText(value, 0)), nil
 	}
 	if cur.Kind != yaml.ScalarNode {
 		return nil, fmt.Errorf("line %d: %s is not a scalar", cur.Line, PathString(path))
@@ -63,7 +63,7 @@ func setYAML(data []byte, path []interface{}, value, comment string) ([]byte, er
 	if err != nil {
 		return nil, err
 	}
-	return splice(data, start, end, scalarText(value, cur.Style)), nil
+	return splice(data, start, end, valueText(value, cur.Style)), nil
 }
 
 func isNull(n *yaml.Node) bool {
@@ -181,6 +181,15 @@ func inFlow(data []byte, start int) bool {
 
 // scalarText writes value as a YAML scalar, in the given style when it
 // allows, plain when it reads back as the same string, else double-quoted.
+// valueText is a value to set as YAML text: a string in the style given
+// (quoted when plain would read otherwise), a bool as true or false.
+func valueText(value interface{}, style yaml.Style) string {
+	if b, ok := value.(bool); ok {
+		return strconv.FormatBool(b)
+	}
+	return scalarText(fmt.Sprint(value), style)
+}
+
 func scalarText(value string, style yaml.Style) string {
 	switch style {
 	case yaml.SingleQuotedStyle:
@@ -199,7 +208,7 @@ func scalarText(value string, style yaml.Style) string {
 
 // block renders keys as nested block mappings at indent, the comment above
 // the last.
-func block(path []interface{}, value, comment string, indent int) (string, error) {
+func block(path []interface{}, value interface{}, comment string, indent int) (string, error) {
 	var b strings.Builder
 	for i, seg := range path {
 		key, ok := seg.(string)
@@ -213,7 +222,7 @@ func block(path []interface{}, value, comment string, indent int) (string, error
 					b.WriteString(pad + "# " + c + "\n")
 				}
 			}
-			b.WriteString(pad + scalarText(key, 0) + ": " + scalarText(value, 0) + "\n")
+			b.WriteString(pad + scalarText(key, 0) + ": " + valueText(value, 0) + "\n")
 		} else {
 			b.WriteString(pad + scalarText(key, 0) + ":\n")
 		}
@@ -221,7 +230,7 @@ func block(path []interface{}, value, comment string, indent int) (string, error
 	return b.String(), nil
 }
 
-func insertAtEnd(data []byte, path []interface{}, value, comment string) ([]byte, error) {
+func insertAtEnd(data []byte, path []interface{}, value interface{}, comment string) ([]byte, error) {
 	text, err := block(path, value, comment, 0)
 	if err != nil {
 		return nil, err
@@ -234,7 +243,7 @@ func insertAtEnd(data []byte, path []interface{}, value, comment string) ([]byte
 }
 
 // insertInMapping adds the keys at the end of mapping m.
-func insertInMapping(data []byte, lines []int, parentKey, m *yaml.Node, path []interface{}, value, comment string) ([]byte, error) {
+func insertInMapping(data []byte, lines []int, parentKey, m *yaml.Node, path []interface{}, value interface{}, comment string) ([]byte, error) {
 	if m.Style&yaml.FlowStyle != 0 {
 		if len(m.Content) > 0 {
 			return nil, fmt.Errorf("line %d: a flow mapping ({...}) with content is not edited", m.Line)
@@ -273,7 +282,7 @@ func insertInMapping(data []byte, lines []int, parentKey, m *yaml.Node, path []i
 
 // insertUnderNull gives a key with a null value ("global:", "global: ~")
 // the keys as a block.
-func insertUnderNull(data []byte, lines []int, parentKey, n *yaml.Node, path []interface{}, value, comment string) ([]byte, error) {
+func insertUnderNull(data []byte, lines []int, parentKey, n *yaml.Node, path []interface{}, value interface{}, comment string) ([]byte, error) {
 	if parentKey == nil {
 		return insertAtEnd(data, path, value, comment)
 	}
@@ -297,7 +306,7 @@ func insertUnderNull(data []byte, lines []int, parentKey, n *yaml.Node, path []i
 
 // replaceEmpty replaces an empty value token ("{}", "~", "null") after
 // parentKey with the keys as a block.
-func replaceEmpty(data []byte, lines []int, parentKey, n *yaml.Node, token string, path []interface{}, value, comment string) ([]byte, error) {
+func replaceEmpty(data []byte, lines []int, parentKey, n *yaml.Node, token string, path []interface{}, value interface{}, comment string) ([]byte, error) {
 	start, err := offset(data, lines, n.Line, n.Column)
 	if err != nil {
 		return nil, err
@@ -352,4 +361,41 @@ func afterColon(data []byte, lines []int, key *yaml.Node) (int, error) {
 		return 0, fmt.Errorf("line %d: no colon after the key", key.Line)
 	}
 	return start + i + 1, nil
+}
+
+// commentKeyLine puts comment lines above the key at path, a key of a block
+// mapping whose line holds only it, at the key's indentation; other keys
+// are left as they are.
+func commentKeyLine(data []byte, path []interface{}, comment string) []byte {
+	var doc yaml.Node
+	if comment == "" || yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 {
+		return data
+	}
+	cur := doc.Content[0]
+	var key *yaml.Node
+	for _, seg := range path {
+		name, ok := seg.(string)
+		if !ok || cur.Kind != yaml.MappingNode || cur.Style&yaml.FlowStyle != 0 {
+			return data
+		}
+		kn, vn := mapEntry(cur, name)
+		if kn == nil {
+			return data
+		}
+		key, cur = kn, vn
+	}
+	lines := lineStarts(data)
+	if key == nil || key.Line < 1 || key.Line > len(lines) {
+		return data
+	}
+	start := lines[key.Line-1]
+	indent := string(data[start : start+key.Column-1])
+	if strings.TrimSpace(indent) != "" {
+		return data // not the first thing on its line
+	}
+	var b strings.Builder
+	for _, c := range strings.Split(comment, "\n") {
+		b.WriteString(indent + "# " + c + "\n")
+	}
+	return splice(data, start, start, b.String())
 }

@@ -463,8 +463,8 @@ func (f *Finder) findAll(node *yaml.Node, embedded, guess bool) found {
 	fields := make([]Field, 0, len(w.out)+len(w.guessed))
 	fields = append(append(fields, w.out...), w.guessed...)
 	charts := dedup(w.charts)
-	fields = withoutChartURLs(fields, charts)
-	return found{fields: dedup(fields), emb: dedup(w.emb), notes: w.notes, skipped: w.skipped, charts: charts, chartSkips: w.chartSkips}
+	fields, held := admission(node, dedup(withoutChartURLs(fields, charts)))
+	return found{fields: fields, emb: dedup(w.emb), notes: append(w.notes, held...), skipped: w.skipped, charts: charts, chartSkips: w.chartSkips}
 }
 
 type walker struct {

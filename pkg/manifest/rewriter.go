@@ -222,6 +222,7 @@ func (rw *Rewriter) Operators() []OperatorNote {
 	for _, n := range rw.operators {
 		out = append(out, *n)
 	}
+	out = resolvePlaceholders(out)
 	sort.Slice(out, func(i, j int) bool { return out[i].Operator < out[j].Operator })
 	return out
 }

@@ -35,8 +35,12 @@ type AirgapKey struct {
 	// Path is the key, "global.imageRegistry", "sidecars[0].image".
 	Path  string `json:"path"`
 	Value string `json:"value"`
-	// Images are the images it moves, "FROM -> TO".
+	// Images are the images it moves, "FROM -> TO" (", with KEY" when
+	// another key moves it too).
 	Images []string `json:"images"`
+	// Why says why a key that moves no image is set (a chart family's
+	// switch).
+	Why string `json:"why,omitempty"`
 }
 
 // AirgapUnmoved is an image field no value moves.

@@ -1,9 +1,18 @@
-{{/* Bitnami's common.images.image. */}}
+{{/*
+common.images.image, as Bitnami's common library builds an image:
+global.imageRegistry before the image's own registry; the digest before
+the tag; the chart's appVersion when neither is set.
+*/}}
 {{- define "common.images.image" -}}
 {{- $registryName := default .imageRoot.registry ((.global).imageRegistry) -}}
 {{- $repositoryName := .imageRoot.repository -}}
 {{- $separator := ":" -}}
 {{- $termination := .imageRoot.tag | toString -}}
+{{- if not .imageRoot.tag }}
+  {{- if .chart }}
+    {{- $termination = .chart.AppVersion | toString -}}
+  {{- end -}}
+{{- end -}}
 {{- if .imageRoot.digest }}
     {{- $separator = "@" -}}
     {{- $termination = .imageRoot.digest | toString -}}
@@ -11,18 +20,6 @@
 {{- if $registryName }}
     {{- printf "%s/%s%s%s" $registryName $repositoryName $separator $termination -}}
 {{- else -}}
-    {{- printf "%s%s%s"  $repositoryName $separator $termination -}}
-{{- end -}}
-{{- end -}}
-
-{{/* Bitnami's common.errors.insecureImages, reduced: a repository that is
-not one of the chart's original images fails the render; a relocated
-registry is allowed. */}}
-{{- define "common.errors.insecureImages" -}}
-{{- $originalImages := .context.Chart.Annotations.images -}}
-{{- range .images -}}
-  {{- if not (contains .repository $originalImages) -}}
-    {{- fail (printf "Original containers have been substituted for unrecognized ones: %s" .repository) -}}
-  {{- end -}}
+    {{- printf "%s%s%s" $repositoryName $separator $termination -}}
 {{- end -}}
 {{- end -}}

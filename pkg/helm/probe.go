@@ -1,0 +1,620 @@
+package helm
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/rehost/rehost/pkg/rendered"
+)
+
+// probeMarker stands for a candidate in the values its probe rendered
+// (candidate.drives).
+const probeMarker = "\x00probe\x00"
+
+// markerValue is the value a candidate is probed with: a token unique to
+// the probe (i, or -1 alone) in front of its value, so that the image
+// keeps its shape (a whole reference keeps its tag, and an embedded
+// reference is still found), or a host name in place of an empty value.
+func markerValue(c *candidate, i int) string {
+	tok := "rehostprobe"
+	if i >= 0 {
+		tok += strconv.Itoa(i)
+	}
+	tok += "x"
+	if c.was == "" {
+		return tok + ".invalid"
+	}
+	return tok + c.was
+}
+
+// afterProbes is how many renders the search keeps for after the probes
+// (see AirgapValues): the render that tells volatile documents, the
+// checks, and a family's switch in a probe and in a check.
+func afterProbes() int { return 1 + maxChecks + 2*len(families) }
+
+// canProbe reports whether one more probe render stays within the ceiling.
+func (s *session) canProbe() bool { return s.renders+1+afterProbes() <= s.maxRenders }
+
+// unprobed is the reason of a candidate the ceiling left unprobed.
+func (s *session) unprobed() string {
+	return fmt.Sprintf("not probed: the search stops at %d renders", s.maxRenders)
+}
+
+// probeAll learns which image fields each candidate drives and how.
+//
+// The candidates that hold a value are probed together in one render,
+// each replaced by a marker of its own: emptiness decides a template's
+// branches, and none changes. The empty and absent ones are probed
+// together in another (see probeBlank). What a group's render cannot
+// attribute (a field rebuilt otherwise than by substitution, a document
+// changed beyond its image fields, a failed render) is probed again in
+// two halves (a candidate whose marker shows beyond image fields, alone;
+// empty keys that showed nothing beside keys that drove images, together
+// again, since one may hide another: hub | default global.hub), and so on while the renders the groups saved pay for it:
+// a group render is made only when the renders made so far, plus that one,
+// plus one for each candidate still to learn, stay within N + probeSlack.
+// The rest are probed one a render. So the probes cost at most N +
+// probeSlack renders, and candidates that behave alike one render.
+func (s *session) probeAll(cands []*candidate) {
+	type group struct {
+		cs    []*candidate
+		blank bool
+	}
+	var valued, blank []*candidate
+	for _, c := range cands {
+		if c.was == "" {
+			blank = append(blank, c)
+		} else {
+			valued = append(valued, c)
+		}
+	}
+	var queue []group
+	if len(valued) > 0 {
+		queue = append(queue, group{valued, false})
+	}
+	if len(blank) > 0 {
+		queue = append(queue, group{blank, true})
+	}
+	budget := len(cands) + probeSlack
+	used, pending := 0, len(cands)
+	for len(queue) > 0 {
+		g := queue[0]
+		queue = queue[1:]
+		if len(g.cs) == 1 || used+1+pending > budget {
+			for _, c := range g.cs {
+				pending--
+				if !s.canProbe() {
+					c.bad = s.unprobed()
+					continue
+				}
+				used++
+				s.alone++
+				s.probe(c)
+			}
+			continue
+		}
+		if !s.canProbe() {
+			for _, c := range g.cs {
+				c.bad = s.unprobed()
+			}
+			pending -= len(g.cs)
+			continue
+		}
+		used++
+		var alone, rest, quiet []*candidate
+		if g.blank {
+			alone, rest, quiet = s.probeBlank(g.cs)
+		} else {
+			alone, rest = s.probeValued(g.cs)
+		}
+		pending -= len(g.cs) - len(alone) - len(rest) - len(quiet)
+		for _, c := range alone {
+			queue = append(queue, group{[]*candidate{c}, g.blank})
+		}
+		if len(quiet) > 0 {
+			queue = append(queue, group{quiet, g.blank})
+		}
+		switch {
+		case len(rest) == 1:
+			queue = append(queue, group{rest, g.blank})
+		case len(rest) > 1:
+			h := len(rest) / 2
+			queue = append(queue, group{rest[:h], g.blank}, group{rest[h:], g.blank})
+		}
+	}
+}
+
+// probeRender renders the chart with the changes, and with the switches
+// of the chart families whose checks a probe failed: a render that fails
+// a family's check for the first time is made again with its switch. It
+// returns the values set, switches included.
+func (s *session) probeRender(changes []change) (*rendered.Chart, []change, error) {
+	set := s.withSwitches(changes, s.probeSwitches)
+	r, err := s.render(s.overlayFor(set))
+	if f := failedFamily(err); f != nil && !hasFamily(s.probeSwitches, f) {
+		s.probeSwitches = append(s.probeSwitches, f)
+		set = s.withSwitches(changes, s.probeSwitches)
+		r, err = s.render(s.overlayFor(set))
+	}
+	return r, set, err
+}
+
+func (s *session) withSwitches(changes []change, fs []*family) []change {
+	out := append([]change(nil), changes...)
+	for _, f := range fs {
+		out = append(out, f.change())
+	}
+	return out
+}
+
+func hasFamily(fs []*family, f *family) bool {
+	for _, g := range fs {
+		if g == f {
+			return true
+		}
+	}
+	return false
+}
+
+// groupRender renders a group of candidates, each set to its marker
+// value, and compares the rendering with the base rendering: it returns
+// the image fields that changed, with their new values; the candidates to
+// probe alone, whose marker shows beyond image fields; the candidates to
+// probe again, which a document that changed otherwise may hide; and
+// false when the rendering as a whole teaches nothing (it fails, or a
+// document changed in a way no marker explains).
+func (s *session) groupRender(batch []*candidate) (changed map[int]string, alone, again map[int]bool, ok bool) {
+	changes := make([]change, len(batch))
+	for i, c := range batch {
+		changes[i] = change{path: c.path, value: markerValue(c, i)}
+	}
+	r, set, err := s.probeRender(changes)
+	if err != nil || len(r.Manifests) != len(s.base.Manifests) {
+		return nil, nil, nil, false
+	}
+	changed, alone, again = map[int]string{}, map[int]bool{}, map[int]bool{}
+	for i, m := range r.Manifests {
+		if m.Name != s.base.Manifests[i].Name {
+			return nil, nil, nil, false
+		}
+		fields, _, beyond, err := s.compareDoc(i, m, set)
+		if err == nil && beyond != nil {
+			if ps := tokensIn(batch, s.maskedText(m.Content)); len(ps) > 0 {
+				for _, p := range ps {
+					alone[p] = true
+				}
+				beyond = nil
+			}
+		}
+		if err != nil || beyond != nil {
+			ps := tokensIn(batch, m.Content)
+			if len(ps) == 0 {
+				for p, c := range batch {
+					if c.was != "" && strings.Contains(s.base.Manifests[i].Content, c.was) {
+						ps = append(ps, p)
+					}
+				}
+			}
+			if len(ps) == 0 {
+				return nil, nil, nil, false
+			}
+			for _, p := range ps {
+				again[p] = true
+			}
+			continue
+		}
+		for k, v := range fields {
+			changed[k] = v
+		}
+	}
+	return changed, alone, again, true
+}
+
+// token is the part of a candidate's marker value unique to the probe:
+// a template that transforms the value ("library/nginx" into a label
+// "library_nginx") usually keeps it.
+func token(i int) string { return "rehostprobe" + strconv.Itoa(i) + "x" }
+
+// tokensIn returns the candidates of the batch whose token occurs in text.
+func tokensIn(batch []*candidate, text string) []int {
+	var out []int
+	for i := range batch {
+		if strings.Contains(text, token(i)) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// probeValued probes candidates that hold a value together and returns
+// those to probe alone and those it could not learn. A field is
+// attributed to the markers it holds, each with the others put back to
+// their values; a field that changed without a marker is blamed on the
+// candidates whose value it holds.
+func (s *session) probeValued(batch []*candidate) (alone, rest []*candidate) {
+	changed, lone, again, ok := s.groupRender(batch)
+	if !ok {
+		return nil, batch
+	}
+	marker := func(i int) string { return markerValue(batch[i], i) }
+	present := func(text string) []int {
+		var out []int
+		for i := range batch {
+			if strings.Contains(text, marker(i)) {
+				out = append(out, i)
+			}
+		}
+		return out
+	}
+	// suspects are the candidates whose value occurs in text, or all.
+	suspects := func(text string) []int {
+		var out []int
+		for i, c := range batch {
+			if strings.Contains(text, c.was) {
+				out = append(out, i)
+			}
+		}
+		if len(out) == 0 {
+			for i := range batch {
+				out = append(out, i)
+			}
+		}
+		return out
+	}
+	for _, k := range sortedKeys(changed) {
+		v := changed[k]
+		ps := present(v)
+		if len(ps) == 0 {
+			// Changed, but by no marker (a value transformed on its
+			// way): probe again the candidates found in it.
+			for _, p := range suspects(s.fields[k].value) {
+				again[p] = true
+			}
+			continue
+		}
+		back := v
+		for _, p := range ps {
+			back = strings.ReplaceAll(back, marker(p), batch[p].was)
+		}
+		if back != s.fields[k].value {
+			for _, p := range ps {
+				again[p] = true
+			}
+			continue
+		}
+		for _, p := range ps {
+			own := v
+			for _, o := range ps {
+				if o != p {
+					own = strings.ReplaceAll(own, marker(o), batch[o].was)
+				}
+			}
+			batch[p].learnt(k, strings.ReplaceAll(own, marker(p), probeMarker), s.fields[k].doc)
+		}
+	}
+	return s.settle(batch, lone, again)
+}
+
+// probeBlank probes empty and absent candidates together, each set to a
+// host name of its own, and returns those to probe alone and those it
+// could not learn. Setting them switches a template's branches, so a
+// field is attributed only when it holds markers and can be split into
+// the markers' places and what the template writes without them in
+// exactly one way. A key set in the same render may hide another ("hub |
+// default global.hub" shows hub's marker only), so when some keys drove
+// images, those that showed nothing are returned as quiet, to be probed
+// together again without the others.
+func (s *session) probeBlank(batch []*candidate) (alone, rest, quiet []*candidate) {
+	changed, lone, again, ok := s.groupRender(batch)
+	if !ok {
+		return nil, batch, nil
+	}
+	marker := func(i int) string { return markerValue(batch[i], i) }
+	for _, k := range sortedKeys(changed) {
+		v := changed[k]
+		var ps []int
+		var markers []string
+		for i := range batch {
+			if strings.Contains(v, marker(i)) {
+				ps = append(ps, i)
+				markers = append(markers, marker(i))
+			}
+		}
+		if len(ps) == 0 {
+			return nil, batch, nil // a branch changed it, but whose?
+		}
+		segs, holes := splitMarkers(v, markers)
+		sols := matchHoles(segs, holes, len(ps), s.fields[k].value, 8)
+		if len(sols) > 1 {
+			// registry and repository keys side by side split
+			// "docker.io/grafana/tempo" two ways: a registry key holds
+			// the host.
+			sols = hostSplits(sols, batch, ps, refHost(s.fields[k].token))
+		}
+		if len(sols) != 1 {
+			for _, p := range ps {
+				again[p] = true
+			}
+			continue
+		}
+		for j, p := range ps {
+			own := v
+			for o, q := range ps {
+				if o != j {
+					own = strings.ReplaceAll(own, marker(q), sols[0][o])
+				}
+			}
+			batch[p].learnt(k, strings.ReplaceAll(own, marker(p), probeMarker), s.fields[k].doc)
+		}
+	}
+	drove := false
+	for i, c := range batch {
+		if c.drives != nil && !lone[i] && !again[i] {
+			drove = true
+		}
+	}
+	if drove {
+		var loud []*candidate
+		var loudLone, loudAgain = map[int]bool{}, map[int]bool{}
+		for i, c := range batch {
+			if c.drives == nil && !lone[i] && !again[i] {
+				quiet = append(quiet, c)
+				continue
+			}
+			if lone[i] {
+				loudLone[len(loud)] = true
+			}
+			if again[i] {
+				loudAgain[len(loud)] = true
+			}
+			loud = append(loud, c)
+		}
+		batch, lone, again = loud, loudLone, loudAgain
+	}
+	alone, rest = s.settle(batch, lone, again)
+	return alone, rest, quiet
+}
+
+// hostSplits keeps the solutions in which every key named like a registry
+// holds the reference's host, when there is one.
+func hostSplits(sols [][]string, batch []*candidate, ps []int, host string) [][]string {
+	if host == "" {
+		return sols
+	}
+	var out [][]string
+	for _, sol := range sols {
+		ok, named := true, false
+		for j, p := range ps {
+			last, _ := batch[p].path[len(batch[p].path)-1].(string)
+			if registryKey.MatchString(last) {
+				named = true
+				if sol[j] != host {
+					ok = false
+				}
+			}
+		}
+		if ok && named {
+			out = append(out, sol)
+		}
+	}
+	return out
+}
+
+// refHost is the registry host a reference names explicitly, or "".
+func refHost(ref string) string {
+	if i := strings.IndexByte(ref, '/'); i > 0 && (strings.ContainsAny(ref[:i], ".:") || ref[:i] == "localhost") {
+		return ref[:i]
+	}
+	return ""
+}
+
+// learnt records that the candidate drives field k of document doc, which
+// renders as tmpl with probeMarker in the candidate's place.
+func (c *candidate) learnt(k int, tmpl string, doc int) {
+	if c.drives == nil {
+		c.drives, c.docs = map[int]string{}, map[int]bool{}
+	}
+	c.drives[k] = tmpl
+	c.docs[doc] = true
+}
+
+// settle learns the candidates of a group render that are not to be
+// probed again, and returns, in order, those to probe alone and the
+// others, forgetting what the group render taught them.
+func (s *session) settle(batch []*candidate, lone, again map[int]bool) (alone, rest []*candidate) {
+	for i, c := range batch {
+		switch {
+		case lone[i]:
+			c.drives, c.docs = nil, nil
+			alone = append(alone, c)
+		case again[i]:
+			c.drives, c.docs = nil, nil
+			rest = append(rest, c)
+		default:
+			s.learn(c)
+		}
+	}
+	return alone, rest
+}
+
+// splitMarkers splits text at the markers: segs are the text between
+// them, holes[j] the index of the marker between segs[j] and segs[j+1].
+func splitMarkers(text string, markers []string) (segs []string, holes []int) {
+	for {
+		at, which := -1, -1
+		for j, m := range markers {
+			if i := strings.Index(text, m); i >= 0 && (at < 0 || i < at) {
+				at, which = i, j
+			}
+		}
+		if at < 0 {
+			return append(segs, text), holes
+		}
+		segs = append(segs, text[:at])
+		holes = append(holes, which)
+		text = text[at+len(markers[which]):]
+	}
+}
+
+// maxHoles is the most markers one field may hold for probeBlank to
+// split it.
+const maxHoles = 4
+
+// matchHoles finds the values of the holes (n of them, each the same
+// wherever it occurs) that make segs and holes spell s; at most limit
+// solutions.
+func matchHoles(segs []string, holes []int, n int, s string, limit int) [][]string {
+	var out [][]string
+	if len(holes) > maxHoles {
+		return nil // not worth the search: probe them apart
+	}
+	vals := make([]string, n)
+	set := make([]bool, n)
+	var match func(j int, rest string)
+	match = func(j int, rest string) {
+		if len(out) >= limit {
+			return
+		}
+		if !strings.HasPrefix(rest, segs[j]) {
+			return
+		}
+		rest = rest[len(segs[j]):]
+		if j == len(holes) {
+			if rest == "" {
+				out = append(out, append([]string(nil), vals...))
+			}
+			return
+		}
+		h := holes[j]
+		if set[h] {
+			if strings.HasPrefix(rest, vals[h]) {
+				match(j+1, rest[len(vals[h]):])
+			}
+			return
+		}
+		set[h] = true
+		for l := 0; l <= len(rest); l++ {
+			vals[h] = rest[:l]
+			match(j+1, rest[l:])
+		}
+		set[h] = false
+		vals[h] = ""
+	}
+	match(0, s)
+	return out
+}
+
+// probe renders the chart with the candidate alone replaced by a marker,
+// learns which image fields it drives, and solves for the value that moves
+// them.
+func (s *session) probe(c *candidate) {
+	mv := markerValue(c, -1)
+	r, set, err := s.probeRender([]change{{path: c.path, value: mv}})
+	if err != nil {
+		c.bad = "rendering with it changed fails: " + err.Error()
+		return
+	}
+	changed, docs, err := s.compare(r, set)
+	if err != nil {
+		c.bad = err.Error()
+		return
+	}
+	for k, v := range changed {
+		changed[k] = strings.ReplaceAll(v, mv, probeMarker)
+	}
+	c.drives, c.docs = changed, docs
+	s.learn(c)
+}
+
+// learn finds where the candidate is in each image field it drives
+// (c.drives, rendered with probeMarker in its place), and the value that
+// moves them all by itself, if there is one.
+func (s *session) learn(c *candidate) {
+	if c.bad != "" {
+		return
+	}
+	if len(c.drives) == 0 {
+		c.reason = "it drives no image"
+		return
+	}
+	c.holes = map[int]hole{}
+	value, ok, single := "", false, true
+	for _, k := range sortedKeys(c.drives) {
+		f := s.fields[k]
+		parts := strings.Split(c.drives[k], probeMarker)
+		if len(parts) == 1 {
+			c.bad = fmt.Sprintf("it changes %s in a way other than by substitution", f.value)
+			return
+		}
+		h := hole{parts: parts}
+		if c.was != "" {
+			if strings.Join(parts, c.was) != f.value {
+				c.bad = fmt.Sprintf("%s is not built from it by substitution", f.value)
+				return
+			}
+			h.eff, h.known = c.was, true
+		} else {
+			h.eff, h.known = solve(parts, f.value)
+		}
+		c.holes[k] = h
+		if !single {
+			continue
+		}
+		x, solved := solve(parts, f.want)
+		switch {
+		case !solved:
+			c.reason = fmt.Sprintf("no value of it gives %s", f.want)
+			single = false
+		case ok && x != value:
+			c.reason = fmt.Sprintf("its images need different values (%q, %q)", value, x)
+			single = false
+		default:
+			value, ok = x, true
+			if f.moves() {
+				c.covers = append(c.covers, k)
+			}
+		}
+	}
+	if !single {
+		c.covers = nil
+		return
+	}
+	if value == "" || value == c.was || len(c.covers) == 0 {
+		c.reason = "it needs no change"
+		c.covers = nil
+		return
+	}
+	c.value = value
+}
+
+// solve finds x such that parts joined with x is want.
+func solve(parts []string, want string) (string, bool) {
+	n := len(parts) - 1
+	fixed := 0
+	for _, p := range parts {
+		fixed += len(p)
+	}
+	if len(want) < fixed || (len(want)-fixed)%n != 0 {
+		return "", false
+	}
+	l := (len(want) - fixed) / n
+	if !strings.HasPrefix(want, parts[0]) {
+		return "", false
+	}
+	x := want[len(parts[0]) : len(parts[0])+l]
+	if strings.Join(parts, x) != want {
+		return "", false
+	}
+	return x, true
+}
+
+func sortedKeys[V any](m map[int]V) []int {
+	out := make([]int, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Ints(out)
+	return out
+}
