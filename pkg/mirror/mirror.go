@@ -83,6 +83,11 @@ type Options struct {
 	Reporter Reporter
 	// UserAgent is sent to registries; empty means "rehost".
 	UserAgent string
+	// ChartsPath is where Import pushes the Helm charts of a layout: to
+	// <registry>/<ChartsPath>/<name>:<version>, the registry being the
+	// mapper's (with its prefix). Empty means rewrite.DefaultChartsPath.
+	// Copy and Export take a chart's target from its job (ChartJob).
+	ChartsPath string
 }
 
 // Mirror copies images. It is safe for concurrent use, but runs meant to
@@ -129,6 +134,9 @@ func New(o Options) (*Mirror, error) {
 	default:
 		return nil, fmt.Errorf("attachments %q: want all, signatures or none", o.Attachments)
 	}
+	if err := (rewrite.Config{ChartsPath: o.ChartsPath}).Validate(); err != nil {
+		return nil, err
+	}
 	if o.Pin && o.DryRun && len(o.Platforms) > 0 {
 		return nil, errors.New("a dry run cannot pin narrowed indexes: their digest is known only once the index is fetched")
 	}
@@ -159,22 +167,28 @@ func New(o Options) (*Mirror, error) {
 }
 
 // Copy copies the source image of each job to its target reference in a
-// registry, with its attachments (Options.Attachments).
+// registry, with its attachments (Options.Attachments), and pushes the
+// chart of each chart job (ChartJob) to its target.
 func (m *Mirror) Copy(ctx context.Context, jobs []Job) Summary {
 	tasks := make([]task, len(jobs))
 	for i, j := range jobs {
 		tasks[i] = task{Job: j, dest: j.Target}
-		src, err := parseRef(j.Source, m.insecure.has)
-		if err != nil {
-			tasks[i].err = err
-			continue
+		var err error
+		if j.Chart != nil {
+			tasks[i].origin = chartOrigin{c: j.Chart}
+		} else {
+			var src ref
+			if src, err = parseRef(j.Source, m.insecure.has); err != nil {
+				tasks[i].err = err
+				continue
+			}
+			tasks[i].origin = registryOrigin{m: m, ref: src}
 		}
 		dst, err := parseRef(j.Target, m.insecure.has)
 		if err != nil {
 			tasks[i].err = err
 			continue
 		}
-		tasks[i].origin = registryOrigin{m: m, ref: src}
 		tasks[i].target = registryTarget{m: m, ref: dst}
 	}
 	return m.run(ctx, tasks)
@@ -283,7 +297,7 @@ func (m *Mirror) run(ctx context.Context, tasks []task, notices ...notice) Summa
 	}
 	close(next)
 	wg.Wait()
-	s := Summary{attachments: m.listsAttachments()}
+	s := Summary{attachments: m.listsAttachments(), dryRun: m.opts.DryRun}
 	for _, r := range results {
 		s.add(r)
 	}
@@ -355,7 +369,7 @@ func (m *Mirror) transfer(ctx context.Context, rs *runState, t task, res *Result
 		return err
 	}
 	res.Status, res.Digest = out.status, out.digest.String()
-	if !m.listsAttachments() {
+	if !m.listsAttachments() || t.Chart != nil {
 		return nil
 	}
 	subjects, dropped, err := m.subjects(ctx, t, out)
@@ -549,6 +563,15 @@ func (m *Mirror) attachment(ctx context.Context, t task, f found) (Attachment, *
 // plan is transfer for a dry run.
 func (m *Mirror) plan(ctx context.Context, rs *runState, t task, res *Result) error {
 	res.Status = Planned
+	if t.Chart != nil {
+		// A chart's digest is known without asking anyone.
+		h, err := t.origin.digest(ctx)
+		if err != nil {
+			return err
+		}
+		res.Digest = h.String()
+		return nil
+	}
 	if m.opts.Pin {
 		h, err := t.origin.digest(ctx)
 		if err != nil {

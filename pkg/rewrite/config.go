@@ -145,6 +145,34 @@ type Config struct {
 	// a ConfigMap that carries the image list. Off by default; the other
 	// commands ignore it.
 	ImageList *ImageListConfig `yaml:"imageList,omitempty" json:"imageList,omitempty"`
+	// ChartsPath is the repository path, under the target registry (with
+	// its prefix), of the Helm charts: rehost mirror pushes a chart to
+	// <registry>/<chartsPath>/<name>:<version>, and GitOps chart sources
+	// are rewritten to oci://<registry>/<chartsPath>. Empty means
+	// DefaultChartsPath.
+	ChartsPath string `yaml:"chartsPath,omitempty" json:"chartsPath,omitempty"`
+}
+
+// DefaultChartsPath is where Helm charts go under the target registry
+// when Config.ChartsPath is empty: "sea.hub:5000/charts/<name>".
+const DefaultChartsPath = "charts"
+
+// Charts is the OCI repository of the charts, "<registry>/<chartsPath>"
+// (without a scheme): "sea.hub:5000/charts".
+func (c Config) Charts() string {
+	host, prefix, _ := splitRegistry(c.registry())
+	root := normalizeHost(host)
+	if prefix != "" {
+		root += "/" + prefix
+	}
+	return root + "/" + c.chartsPath()
+}
+
+func (c Config) chartsPath() string {
+	if c.ChartsPath == "" {
+		return DefaultChartsPath
+	}
+	return strings.Trim(c.ChartsPath, "/")
 }
 
 // ObjectMeta is the metadata of a RewriteConfig written as a Kubernetes
@@ -227,6 +255,11 @@ func (c Config) Validate() error {
 		if err := f.validateType(); err != nil {
 			err.Field = fmt.Sprintf("imageFields[%d].%s", i, err.Field)
 			return err
+		}
+	}
+	if c.ChartsPath != "" {
+		if err := checkPath(strings.Trim(c.ChartsPath, "/")); err != nil {
+			return &ConfigError{Field: "chartsPath", Reason: fmt.Sprintf("%q: %v", c.ChartsPath, err)}
 		}
 	}
 	if c.ImageList != nil {
