@@ -27,6 +27,9 @@ type mappingFlags struct {
 	noGuessImages bool
 	// imagesFrom: --images-from, hand-kept image lists to read.
 	imagesFrom []string
+	// chartsPath: --charts-path (config chartsPath), on the commands that
+	// register it (registerChartsPath).
+	chartsPath string
 	// loaded is the config newRewriter built the Rewriter from.
 	loaded rewrite.Config
 }
@@ -43,6 +46,12 @@ func (f *mappingFlags) register(cmd *cobra.Command) {
 	fs.BoolVar(&f.noGuessImages, "no-guess-images", false, "leave as written and unlisted the images found in custom resources of unknown kinds by their key's name (image, baseImage, sidecarImage, ...; listed and rewritten by default, marked \"guessed\")")
 	fs.BoolVar(&f.noAddRegistry, "no-add-registry", false, "do not add absent registry settings of operators (tigera Installation spec.registry); report them")
 	fs.StringArrayVar(&f.imagesFrom, "images-from", nil, "also take the images of this hand-kept image list `FILE` (one reference a line, # comments; - for stdin; repeatable); files named imageList in input directories are read without it")
+}
+
+// registerChartsPath adds --charts-path, for the commands that place
+// charts in the target registry.
+func (f *mappingFlags) registerChartsPath(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.chartsPath, "charts-path", rewrite.DefaultChartsPath, "repository `PATH` of the Helm charts under the target registry: <registry>/<charts-path>/<name>:<version>")
 }
 
 // load reads the config file, if any, and applies the flags the user set.
@@ -82,6 +91,9 @@ func (f *mappingFlags) load(cmd *cobra.Command) (rewrite.Config, error) {
 	}
 	if fs.Changed("no-add-registry") {
 		c.NoAddRegistry = f.noAddRegistry
+	}
+	if fs.Lookup("charts-path") != nil && fs.Changed("charts-path") {
+		c.ChartsPath = f.chartsPath
 	}
 	return c, c.Validate()
 }

@@ -40,13 +40,14 @@ func hintStdin(s streams, args []string, command string) {
 	}
 }
 
-// openPaths expands command-line paths into streams; charts are rendered.
+// openPaths expands command-line paths into streams; chart references are
+// fetched, charts rendered.
 // Image lists (files named imageList) are read into rw at once.
 func openPaths(args []string, hf *helmFlags, rw *manifest.Rewriter, s streams) ([]stream, error) {
 	if len(args) == 0 {
 		args = []string{"-"} // no PATH: standard input
 	}
-	inputs, err := manifest.ExpandPaths(args)
+	inputs, err := hf.src.expand(args, s)
 	if err != nil {
 		return nil, err
 	}

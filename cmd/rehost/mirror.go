@@ -34,6 +34,8 @@ type mirrorFlags struct {
 	attachments     string
 	dryRun, pin     bool
 	stallTimeout    time.Duration
+	charts          string // --charts: relocated, as-is or none
+	allowPartial    bool
 }
 
 func newMirrorCmd(s streams) *cobra.Command {
@@ -126,6 +128,7 @@ attachments apart. Standard output is empty, except:
   # The digests to pin (HEAD requests only).
   rehost mirror --dry-run --pin manifests/ > pinned.tsv`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			defer hf.src.cleanup()
 			if err := f.validate(args); err != nil {
 				return err
 			}
@@ -136,7 +139,7 @@ attachments apart. Standard output is empty, except:
 			if err != nil {
 				return err
 			}
-			opts, err := f.options(rw.Mapper(), s)
+			opts, err := f.options(rw.Mapper(), mf.loaded.ChartsPath, s)
 			if err != nil {
 				return err
 			}
@@ -144,9 +147,13 @@ attachments apart. Standard output is empty, except:
 			if err != nil {
 				return err
 			}
+			if f.fromOCI != "" && cmd.Flags().Changed("charts") {
+				return errors.New("--from-oci pushes the charts of the layout as they were written: it takes no --charts")
+			}
 			var jobs []mirror.Job
 			if f.fromOCI == "" {
-				// Reading the inputs writes nothing: a signal stops it
+				// Reading the inputs, and relocating the charts into a
+				// temporary directory, writes nothing: a signal stops it
 				// the default way.
 				if err := collectImages(rw, args, f.imageList, &hf, s); err != nil {
 					return err
@@ -155,6 +162,11 @@ attachments apart. Standard output is empty, except:
 				reportGuessed(rw)
 				reportOperators(s, rw)
 				jobs = mirror.Jobs(rw.Images())
+				charts, err := chartJobs(cmd, f, &mf, &hf, rw, s)
+				if err != nil {
+					return err
+				}
+				jobs = append(jobs, charts...)
 			}
 			ctx, stop := interruptible(commandContext(cmd), s.err, stopGrace, os.Exit)
 			defer stop()
@@ -169,12 +181,16 @@ attachments apart. Standard output is empty, except:
 				sum = m.Copy(ctx, jobs)
 			}
 			if cause := interruption(ctx); cause != nil {
-				return fmt.Errorf("mirror stopped (%v): %d of %d images done; nothing half-written is listed as done: run the same command again to finish", cause, sum.Copied+sum.Skipped, len(sum.Results))
+				done := fmt.Sprintf("%d of %d images", sum.Copied+sum.Skipped, sum.Images())
+				if c := sum.Charts; c.Total() > 0 {
+					done += fmt.Sprintf(" and %d of %d charts", c.Copied+c.Skipped, c.Total())
+				}
+				return fmt.Errorf("mirror stopped (%v): %s done; nothing half-written is listed as done: run the same command again to finish", cause, done)
 			}
 			if err != nil {
 				return err
 			}
-			if sum.Failed > 0 || sum.Attachments.Failed > 0 {
+			if sum.Failed > 0 || sum.Attachments.Failed > 0 || sum.Charts.Failed > 0 {
 				return failures(sum)
 			}
 			if f.pin {
@@ -187,8 +203,11 @@ attachments apart. Standard output is empty, except:
 		},
 	}
 	mf.register(cmd)
+	mf.registerChartsPath(cmd)
 	hf.register(cmd)
 	fs := cmd.Flags()
+	fs.StringVar(&f.charts, "charts", chartsRelocated, "what is pushed of the charts given as input: relocated (their values point at the target registry, as rehost relocate writes them), as-is, or none")
+	fs.BoolVar(&f.allowPartial, "allow-partial", false, "--charts relocated: push a chart even when some image cannot be moved by its values (reported)")
 	fs.StringVar(&f.imageList, "image-list", "", `file of images to copy, one reference a line ("-" for stdin)`)
 	fs.BoolVar(&f.insecure, "insecure", false, "allow plain HTTP or unverified TLS for the target registry")
 	fs.StringArrayVar(&f.insecureSources, "insecure-source", nil, "allow plain HTTP or unverified TLS for this source registry host (repeatable)")
@@ -217,6 +236,11 @@ func (f *mirrorFlags) validate(args []string) error {
 	if f.jobs < 1 {
 		return fmt.Errorf("--jobs %d: want at least 1", f.jobs)
 	}
+	switch f.charts {
+	case chartsRelocated, chartsAsIs, chartsNone:
+	default:
+		return fmt.Errorf("--charts %s: want relocated, as-is or none", f.charts)
+	}
 	if f.stallTimeout <= 0 {
 		return fmt.Errorf("--stall-timeout %s: want a positive duration, like 2m", f.stallTimeout)
 	}
@@ -230,8 +254,8 @@ func (f *mirrorFlags) validate(args []string) error {
 }
 
 // options turns the flags into mirror options.
-func (f *mirrorFlags) options(mapper *rewrite.Mapper, s streams) (mirror.Options, error) {
-	o := mirror.Options{Jobs: f.jobs, DryRun: f.dryRun, Pin: f.pin, Insecure: f.insecureSources, Attachments: mirror.Attachments(f.attachments), StallTimeout: f.stallTimeout}
+func (f *mirrorFlags) options(mapper *rewrite.Mapper, chartsPath string, s streams) (mirror.Options, error) {
+	o := mirror.Options{Jobs: f.jobs, DryRun: f.dryRun, Pin: f.pin, Insecure: f.insecureSources, Attachments: mirror.Attachments(f.attachments), StallTimeout: f.stallTimeout, ChartsPath: chartsPath}
 	if f.insecure {
 		o.Insecure = append(o.Insecure, mapper.Registry())
 	}
@@ -391,23 +415,30 @@ func readImageList(rw *manifest.Rewriter, file string, stdin io.Reader) error {
 	return rw.ReadImageList(fh, file)
 }
 
-// failures is the error of a run where images or attachments failed: each
-// failure on its own line.
+// failures is the error of a run where images, charts or attachments
+// failed: each failure on its own line.
 func failures(s mirror.Summary) error {
-	var b strings.Builder
-	switch {
-	case s.Attachments.Failed == 0:
-		fmt.Fprintf(&b, "mirror: %d of %d images failed:", s.Failed, len(s.Results))
-	case s.Failed == 0:
-		fmt.Fprintf(&b, "mirror: %d attachments failed:", s.Attachments.Failed)
-	default:
-		fmt.Fprintf(&b, "mirror: %d of %d images and %d attachments failed:", s.Failed, len(s.Results), s.Attachments.Failed)
+	var parts []string
+	if s.Failed > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d images", s.Failed, s.Images()))
 	}
+	if c := s.Charts; c.Failed > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d charts", c.Failed, c.Total()))
+	}
+	if s.Attachments.Failed > 0 {
+		parts = append(parts, fmt.Sprintf("%d attachments", s.Attachments.Failed))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "mirror: %s failed:", strings.Join(parts, " and "))
 	// Sources may come from a layout's annotations: quoted. Errors are
 	// scrubbed of credentials and escapes by package mirror.
 	for _, r := range s.Results {
 		if r.Status == mirror.Failed {
-			fmt.Fprintf(&b, "\n  %s -> %s: %v", mirror.Quote(r.Source), mirror.Quote(r.Destination), r.Err)
+			kind := ""
+			if r.Chart != nil {
+				kind = "chart "
+			}
+			fmt.Fprintf(&b, "\n  %s%s -> %s: %v", kind, mirror.Quote(r.Source), mirror.Quote(r.Destination), r.Err)
 		}
 		for _, a := range r.Attachments {
 			if a.Status == mirror.Failed {

@@ -78,6 +78,7 @@ input files.`,
   # Write the rewritten files to out/ and the image list for sealer.
   rehost rewrite manifests/ --output-dir out/ --image-list imageList`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			defer hf.src.cleanup()
 			if outputDir != "" && inPlace {
 				return errors.New("--output-dir and --in-place exclude each other")
 			}

@@ -72,7 +72,12 @@ applies last: a registry you pin with --set cannot be overridden.`,
   kubectl create configmap my-app-airgap --from-file=values.yaml=airgap-values.yaml`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := runAirgap(cmd, "values", args[0], &mf, &hf, s, nil)
+			defer hf.src.cleanup()
+			chart, err := hf.src.local(args[0])
+			if err != nil {
+				return err
+			}
+			r, err := runAirgap(cmd, "values", chart, &mf, &hf, s, nil)
 			if err != nil {
 				return err
 			}
@@ -136,10 +141,15 @@ moves are reported as by "rehost values", with exit status 3 unless
   rehost relocate charts/my-app --output build/charts/my-app --registry sea.hub:5000`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			defer hf.src.cleanup()
 			if out == "" {
 				return errors.New("--output DIR|FILE.tgz is required")
 			}
-			r, err := runAirgap(cmd, "relocate", args[0], &mf, &hf, s, []string{"--output=" + out})
+			chart, err := hf.src.local(args[0])
+			if err != nil {
+				return err
+			}
+			r, err := runAirgap(cmd, "relocate", chart, &mf, &hf, s, []string{"--output=" + out})
 			if err != nil {
 				return err
 			}
@@ -170,6 +180,7 @@ func runAirgap(cmd *cobra.Command, sub, chart string, mf *mappingFlags, hf *helm
 	if err != nil {
 		return nil, err
 	}
+	mf.loaded = cfg
 	js, err := json.Marshal(cfg)
 	if err != nil {
 		return nil, err
@@ -193,14 +204,14 @@ func runAirgap(cmd *cobra.Command, sub, chart string, mf *mappingFlags, hf *helm
 		if msg == "" || !errors.As(err, &exit) {
 			msg = fmt.Sprintf("%s: %v %s", bin, err, msg)
 		}
-		return nil, fmt.Errorf("chart %s: %s", chart, msg)
+		return nil, fmt.Errorf("chart %s: %s", hf.src.show(chart), msg)
 	}
 	var r rendered.Airgap
 	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
-		return nil, fmt.Errorf("chart %s: reading the output of %s: %w", chart, bin, err)
+		return nil, fmt.Errorf("chart %s: reading the output of %s: %w", hf.src.show(chart), bin, err)
 	}
 	if r.Format != rendered.AirgapFormat {
-		return nil, fmt.Errorf("chart %s: %s writes format %d, this rehost reads format %d: install the rehost-helm of the same release as rehost (%s)", chart, bin, r.Format, rendered.AirgapFormat, installHint(helmHelper))
+		return nil, fmt.Errorf("chart %s: %s writes format %d, this rehost reads format %d: install the rehost-helm of the same release as rehost (%s)", hf.src.show(chart), bin, r.Format, rendered.AirgapFormat, installHint(helmHelper))
 	}
 	return &r, nil
 }
