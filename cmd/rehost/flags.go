@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -27,9 +28,11 @@ type mappingFlags struct {
 	noGuessImages bool
 	// imagesFrom: --images-from, hand-kept image lists to read.
 	imagesFrom []string
-	// chartsPath: --charts-path (config chartsPath), on the commands that
-	// register it (registerChartsPath).
-	chartsPath string
+	// charts: --charts-path and --no-chart-sources (config chartsPath,
+	// noChartSources) are registered (registerCharts).
+	charts         bool
+	chartsPath     string
+	noChartSources bool
 	// loaded is the config newRewriter built the Rewriter from.
 	loaded rewrite.Config
 }
@@ -48,10 +51,13 @@ func (f *mappingFlags) register(cmd *cobra.Command) {
 	fs.StringArrayVar(&f.imagesFrom, "images-from", nil, "also take the images of this hand-kept image list `FILE` (one reference a line, # comments; - for stdin; repeatable); files named imageList in input directories are read without it")
 }
 
-// registerChartsPath adds --charts-path, for the commands that place
-// charts in the target registry.
-func (f *mappingFlags) registerChartsPath(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.chartsPath, "charts-path", rewrite.DefaultChartsPath, "repository `PATH` of the Helm charts under the target registry: <registry>/<charts-path>/<name>:<version>")
+// registerCharts registers the flags of GitOps chart sources, for the
+// commands that rewrite or list them.
+func (f *mappingFlags) registerCharts(cmd *cobra.Command) {
+	f.charts = true
+	fs := cmd.Flags()
+	fs.StringVar(&f.chartsPath, "charts-path", rewrite.DefaultChartsPath, "repository `PATH` of the charts below the target registry and its prefix, where rehost mirror pushes them: Flux and Argo CD chart sources are rewritten to <registry>/PATH")
+	fs.BoolVar(&f.noChartSources, "no-chart-sources", false, "leave the chart sources of Flux (HelmRepository, OCIRepository) and Argo CD (Application, ApplicationSet) objects as written and unlisted")
 }
 
 // load reads the config file, if any, and applies the flags the user set.
@@ -92,10 +98,23 @@ func (f *mappingFlags) load(cmd *cobra.Command) (rewrite.Config, error) {
 	if fs.Changed("no-add-registry") {
 		c.NoAddRegistry = f.noAddRegistry
 	}
-	if fs.Lookup("charts-path") != nil && fs.Changed("charts-path") {
+	if f.charts && fs.Changed("charts-path") {
+		if f.chartsPath == "" {
+			return c, fmt.Errorf("--charts-path: empty: give a repository path, like %s", rewrite.DefaultChartsPath)
+		}
 		c.ChartsPath = f.chartsPath
 	}
-	return c, c.Validate()
+	if f.charts && fs.Changed("no-chart-sources") {
+		c.NoChartSources = f.noChartSources
+	}
+	if err := c.Validate(); err != nil {
+		var ce *rewrite.ConfigError
+		if errors.As(err, &ce) && ce.Field == "chartsPath" && fs.Changed("charts-path") {
+			return c, fmt.Errorf("--charts-path: %s", ce.Reason)
+		}
+		return c, err
+	}
+	return c, nil
 }
 
 // newRewriter builds the Rewriter for a command, printing warnings on

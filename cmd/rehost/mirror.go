@@ -139,7 +139,7 @@ attachments apart. Standard output is empty, except:
 			if err != nil {
 				return err
 			}
-			opts, err := f.options(rw.Mapper(), mf.loaded.ChartsPath, s)
+			opts, err := f.options(rw.Mapper(), s)
 			if err != nil {
 				return err
 			}
@@ -203,7 +203,7 @@ attachments apart. Standard output is empty, except:
 		},
 	}
 	mf.register(cmd)
-	mf.registerChartsPath(cmd)
+	mf.registerCharts(cmd)
 	hf.register(cmd)
 	fs := cmd.Flags()
 	fs.StringVar(&f.charts, "charts", chartsRelocated, "what is pushed of the charts given as input: relocated (their values point at the target registry, as rehost relocate writes them), as-is, or none")
@@ -254,8 +254,8 @@ func (f *mirrorFlags) validate(args []string) error {
 }
 
 // options turns the flags into mirror options.
-func (f *mirrorFlags) options(mapper *rewrite.Mapper, chartsPath string, s streams) (mirror.Options, error) {
-	o := mirror.Options{Jobs: f.jobs, DryRun: f.dryRun, Pin: f.pin, Insecure: f.insecureSources, Attachments: mirror.Attachments(f.attachments), StallTimeout: f.stallTimeout, ChartsPath: chartsPath}
+func (f *mirrorFlags) options(mapper *rewrite.Mapper, s streams) (mirror.Options, error) {
+	o := mirror.Options{Jobs: f.jobs, DryRun: f.dryRun, Pin: f.pin, Insecure: f.insecureSources, Attachments: mirror.Attachments(f.attachments), StallTimeout: f.stallTimeout}
 	if f.insecure {
 		o.Insecure = append(o.Insecure, mapper.Registry())
 	}

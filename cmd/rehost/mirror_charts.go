@@ -29,7 +29,7 @@ func chartJobs(cmd *cobra.Command, f mirrorFlags, mf *mappingFlags, hf *helmFlag
 	if f.charts == chartsNone {
 		return nil, nil
 	}
-	repo := mf.loaded.Charts()
+	repo := rw.Mapper().ChartsRepository()
 	var jobs []mirror.Job
 	seen := map[string]mirror.Job{} // name and version -> its job
 	for _, in := range hf.src.found {

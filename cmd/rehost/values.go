@@ -180,7 +180,6 @@ func runAirgap(cmd *cobra.Command, sub, chart string, mf *mappingFlags, hf *helm
 	if err != nil {
 		return nil, err
 	}
-	mf.loaded = cfg
 	js, err := json.Marshal(cfg)
 	if err != nil {
 		return nil, err

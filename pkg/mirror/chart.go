@@ -219,8 +219,8 @@ func (c *Chart) String() string { return c.Name + " " + c.Version }
 
 // ChartJob is the job that pushes c to repository/<name>:<tag>, where
 // repository is the charts repository of the target registry
-// ("sea.hub:5000/charts": rewrite.Config.Charts). source names the chart
-// in reports: the path or reference it was given as.
+// ("sea.hub:5000/charts": rewrite.Mapper.ChartsRepository). source names
+// the chart in reports: the path or reference it was given as.
 func ChartJob(source string, c *Chart, repository string) Job {
 	return Job{Source: source, Target: strings.TrimSuffix(repository, "/") + "/" + c.Name + ":" + c.Tag(), Chart: c}
 }
@@ -469,8 +469,7 @@ func (m *Mirror) importChart(lr *layoutReader, ii *ociIndex, d v1.Descriptor, ma
 		t.err = err
 		return t
 	}
-	repo := rewrite.Config{Registry: mapper.Root(), ChartsPath: m.opts.ChartsPath}.Charts()
-	t.Job = ChartJob(src, c, repo)
+	t.Job = ChartJob(src, c, mapper.ChartsRepository())
 	t.dest = t.Job.Target
 	if r := c.Relocated; r != nil && (r.Registry != mapper.Root() || r.PathStyle != mapper.Style()) {
 		t.err = fmt.Errorf("its values were relocated for %s when the layout was written, and this mapping is %s: it would pull its images from elsewhere; write the layout again for this mapping, or with the chart as it was given", Quote(r.String()), RelocationFor(mapper))

@@ -443,8 +443,9 @@ func TestChartLayoutRoundTrip(t *testing.T) {
 	if s, err := m.Export(context.Background(), jobs, dir); err != nil || s.Charts.Copied != 1 {
 		t.Fatalf("re-export: %+v %v", s.Charts, err)
 	}
+	imp = mapper(t, rewrite.Config{Registry: dst.host + "/mirror", ChartsPath: "helm/stable"})
 	for _, run := range []string{"first", "second"} {
-		s, err = newMirror(t, Options{ChartsPath: "helm/stable"}).Import(context.Background(), dir, imp)
+		s, err = newMirror(t, Options{}).Import(context.Background(), dir, imp)
 		if err != nil || s.Err() != nil {
 			t.Fatalf("%s import: %v %v", run, err, s.Err())
 		}

@@ -109,8 +109,8 @@ func (m *Mirror) Export(ctx context.Context, jobs []Job, dir string) (Summary, e
 // the same target repository: cosign tags under their tag, referrers by
 // digest (with the referrers API where the registry serves it, else its
 // tag schema). Each chart (see Export) is pushed to
-// <mapper.Root()>/<Options.ChartsPath>/<name>:<version>, its name and
-// version read from its verified config; a chart relocated for another
+// <mapper.ChartsRepository()>/<name>:<version>, its name and version
+// checked against its verified config; a chart relocated for another
 // registry or path style than mapper's fails, since its values would pull
 // from elsewhere.
 //

@@ -83,11 +83,6 @@ type Options struct {
 	Reporter Reporter
 	// UserAgent is sent to registries; empty means "rehost".
 	UserAgent string
-	// ChartsPath is where Import pushes the Helm charts of a layout: to
-	// <registry>/<ChartsPath>/<name>:<version>, the registry being the
-	// mapper's (with its prefix). Empty means rewrite.DefaultChartsPath.
-	// Copy and Export take a chart's target from its job (ChartJob).
-	ChartsPath string
 }
 
 // Mirror copies images. It is safe for concurrent use, but runs meant to
@@ -133,9 +128,6 @@ func New(o Options) (*Mirror, error) {
 	case AttachmentsAll, AttachmentsSignatures, AttachmentsNone:
 	default:
 		return nil, fmt.Errorf("attachments %q: want all, signatures or none", o.Attachments)
-	}
-	if err := (rewrite.Config{ChartsPath: o.ChartsPath}).Validate(); err != nil {
-		return nil, err
 	}
 	if o.Pin && o.DryRun && len(o.Platforms) > 0 {
 		return nil, errors.New("a dry run cannot pin narrowed indexes: their digest is known only once the index is fetched")

@@ -141,38 +141,21 @@ type Config struct {
 	// (tigera's Installation.spec.registry): absent settings are then only
 	// reported.
 	NoAddRegistry bool `yaml:"noAddRegistry,omitempty" json:"noAddRegistry,omitempty"`
+	// ChartsPath is the repository path, below the registry and its
+	// prefix, where the charts are (rehost mirror pushes chart NAME at
+	// VERSION to <registry>/<chartsPath>/NAME:VERSION): the GitOps chart
+	// sources (Flux HelmRepository and OCIRepository, Argo CD Application
+	// and ApplicationSet sources with a chart) are rewritten to point
+	// there. Empty means DefaultChartsPath, "charts".
+	ChartsPath string `yaml:"chartsPath,omitempty" json:"chartsPath,omitempty"`
+	// NoChartSources leaves the GitOps chart sources as written and
+	// unlisted (see docs/gitops.md); a Flux OCIRepository of a chart is
+	// then an OCI artifact like any other, mapped as an image.
+	NoChartSources bool `yaml:"noChartSources,omitempty" json:"noChartSources,omitempty"`
 	// ImageList, when set, makes the KRM function (rehost fn) add or update
 	// a ConfigMap that carries the image list. Off by default; the other
 	// commands ignore it.
 	ImageList *ImageListConfig `yaml:"imageList,omitempty" json:"imageList,omitempty"`
-	// ChartsPath is the repository path, under the target registry (with
-	// its prefix), of the Helm charts: rehost mirror pushes a chart to
-	// <registry>/<chartsPath>/<name>:<version>, and GitOps chart sources
-	// are rewritten to oci://<registry>/<chartsPath>. Empty means
-	// DefaultChartsPath.
-	ChartsPath string `yaml:"chartsPath,omitempty" json:"chartsPath,omitempty"`
-}
-
-// DefaultChartsPath is where Helm charts go under the target registry
-// when Config.ChartsPath is empty: "sea.hub:5000/charts/<name>".
-const DefaultChartsPath = "charts"
-
-// Charts is the OCI repository of the charts, "<registry>/<chartsPath>"
-// (without a scheme): "sea.hub:5000/charts".
-func (c Config) Charts() string {
-	host, prefix, _ := splitRegistry(c.registry())
-	root := normalizeHost(host)
-	if prefix != "" {
-		root += "/" + prefix
-	}
-	return root + "/" + c.chartsPath()
-}
-
-func (c Config) chartsPath() string {
-	if c.ChartsPath == "" {
-		return DefaultChartsPath
-	}
-	return strings.Trim(c.ChartsPath, "/")
 }
 
 // ObjectMeta is the metadata of a RewriteConfig written as a Kubernetes
@@ -235,6 +218,11 @@ func (c Config) Validate() error {
 	if _, _, err := splitRegistry(c.registry()); err != nil {
 		return &ConfigError{Field: "registry", Reason: err.Error()}
 	}
+	if c.ChartsPath != "" {
+		if err := checkChartsPath(c.ChartsPath); err != nil {
+			return &ConfigError{Field: "chartsPath", Reason: err.Error()}
+		}
+	}
 	switch c.PathStyle {
 	case "", PathStyleStrip, PathStyleNest:
 	default:
@@ -257,11 +245,6 @@ func (c Config) Validate() error {
 			return err
 		}
 	}
-	if c.ChartsPath != "" {
-		if err := checkPath(strings.Trim(c.ChartsPath, "/")); err != nil {
-			return &ConfigError{Field: "chartsPath", Reason: fmt.Sprintf("%q: %v", c.ChartsPath, err)}
-		}
-	}
 	if c.ImageList != nil {
 		n := c.ImageList.ConfigMapName
 		if n == "" {
@@ -279,6 +262,25 @@ func (c Config) registry() string {
 		return DefaultRegistry
 	}
 	return c.Registry
+}
+
+func (c Config) chartsPath() string {
+	if c.ChartsPath == "" {
+		return DefaultChartsPath
+	}
+	return c.ChartsPath
+}
+
+// checkChartsPath checks a charts path: repository path components, no
+// leading or trailing slash.
+func checkChartsPath(p string) error {
+	if strings.HasPrefix(p, "/") || strings.HasSuffix(p, "/") {
+		return fmt.Errorf("%q: want a repository path without leading or trailing slash, like charts or helm/charts", p)
+	}
+	if err := checkPath(p); err != nil {
+		return fmt.Errorf("%q: %v", p, err)
+	}
+	return nil
 }
 
 func (c Config) pathStyle() PathStyle {

@@ -54,36 +54,3 @@ func TestLoadConfigEmptyRegistry(t *testing.T) {
 		t.Errorf("absent registry: %+v, %v; want the default", c, err)
 	}
 }
-
-// TestConfigCharts: the charts repository is <registry>/<chartsPath>, the
-// prefix kept and the host normalised; an invalid path is an error naming
-// the field.
-func TestConfigCharts(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    string
-		wantErr string
-	}{
-		{in: "", want: "sea.hub:5000/charts"},
-		{in: "registry: harbor.local:8443/mirror\n", want: "harbor.local:8443/mirror/charts"},
-		{in: "registry: Index.Docker.IO/me\nchartsPath: helm/stable\n", want: "docker.io/me/helm/stable"},
-		{in: "chartsPath: /helm/\n", want: "sea.hub:5000/helm"},
-		{in: "chartsPath: Charts\n", wantErr: `config: chartsPath: "Charts"`},
-		{in: "chartsPath: a//b\n", wantErr: "chartsPath"},
-	}
-	for _, tt := range tests {
-		c, err := LoadConfig([]byte(tt.in))
-		if tt.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("LoadConfig(%q) error = %v, want one containing %q", tt.in, err, tt.wantErr)
-			}
-			continue
-		}
-		if err != nil {
-			t.Fatalf("LoadConfig(%q): %v", tt.in, err)
-		}
-		if got := c.Charts(); got != tt.want {
-			t.Errorf("LoadConfig(%q).Charts() = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}

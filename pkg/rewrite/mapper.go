@@ -37,6 +37,8 @@ type Mapper struct {
 	style        PathStyle
 	excludes     []exclusion
 	pins         Pins
+	// chartsPath is where charts sit below the registry and its prefix.
+	chartsPath string
 }
 
 // NewMapper builds a Mapper from the registry, path style and exclusions of c.
@@ -45,7 +47,7 @@ func NewMapper(c Config) (*Mapper, error) {
 		return nil, err
 	}
 	host, prefix, _ := splitRegistry(c.registry())
-	m := &Mapper{host: normalizeHost(host), prefix: prefix, style: c.pathStyle()}
+	m := &Mapper{host: normalizeHost(host), prefix: prefix, style: c.pathStyle(), chartsPath: c.chartsPath()}
 	for _, e := range c.Exclude {
 		ex, _ := parseExclude(e) // validated above
 		m.excludes = append(m.excludes, ex)
