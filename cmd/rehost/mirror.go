@@ -204,6 +204,8 @@ attachments apart. Standard output is empty, except:
 	}
 	mf.register(cmd)
 	mf.registerCharts(cmd)
+	// GitOps chart sources are not what mirror copies.
+	cmd.Flags().MarkHidden("no-chart-sources")
 	hf.register(cmd)
 	fs := cmd.Flags()
 	fs.StringVar(&f.charts, "charts", chartsRelocated, "what is pushed of the charts given as input: relocated (their values point at the target registry, as rehost relocate writes them), as-is, or none")

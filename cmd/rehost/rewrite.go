@@ -104,14 +104,14 @@ input files.`,
 			if len(paths) == 0 {
 				paths = []string{"-"} // no PATH: standard input
 			}
-			inputs, err := manifest.ExpandPaths(paths)
+			inputs, err := hf.src.expand(paths, s)
 			if err != nil {
 				return err
 			}
 			if inPlace {
 				for _, in := range inputs {
 					if in.Chart {
-						return fmt.Errorf("--in-place: %s is a Helm chart: its templates cannot be rewritten in place; write the rendered, rewritten manifests with --output-dir DIR, or give Helm a values overlay that sets the chart's images (rehost values)", in.Path)
+						return fmt.Errorf("--in-place: %s is a Helm chart: its templates cannot be rewritten in place; write the rendered, rewritten manifests with --output-dir DIR, or give Helm a values overlay that sets the chart's images (rehost values)", hf.src.show(in.Path))
 					}
 				}
 			}
