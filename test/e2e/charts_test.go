@@ -2,10 +2,10 @@ package e2e
 
 import (
 	"bytes"
-	"errors"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -97,7 +97,7 @@ spec:
   - name: test
     image: {{ .Values.tests.image }}
 `,
-		"charts/cache/Chart.yaml": "apiVersion: v2\nname: cache\nversion: 0.1.0\n",
+		"charts/cache/Chart.yaml":  "apiVersion: v2\nname: cache\nversion: 0.1.0\n",
 		"charts/cache/values.yaml": "image: " + s + "/shop/cache:7.2\n",
 		"charts/cache/templates/cache.yaml": `apiVersion: apps/v1
 kind: StatefulSet
