@@ -60,15 +60,34 @@ kinds (--no-guess-images leaves them out) and says so in one warning, and it
 says on stderr how many embedded references in free text it found and did not
 copy, and which operators start images no manifest names.
 
+Charts given as input (chart directories, packaged .tgz charts, directories
+of charts, and chart references: oci://… with --version, NAME with --repo URL)
+are pushed too, as OCI Helm charts (Helm's media types: helm pull oci://…,
+Flux HelmRepository type oci and OCIRepository, Argo CD OCI sources read them),
+to <registry>/<charts-path>/<name>:<version> (--charts-path, default charts;
+"+" in a version becomes "_" in the tag, as helm push does). --charts says what
+is pushed:
+  relocated (default)  the chart as "rehost relocate" writes it: its values
+                       point at the target, so it installs from there with no
+                       values file, hooks included; a chart with an image no
+                       value moves is refused (--allow-partial pushes it)
+  as-is                the chart as given (a .tgz byte for byte, with its .prov)
+  none                 no chart
+A chart's digest depends only on its content: a re-run skips it, a dry run
+lists it with its digest, the summary counts charts apart. docs/charts.md.
+
 Destinations:
   --registry REG            the private registry (HTTPS; --insecure allows plain
                             HTTP or unverified TLS, --ca-file trusts a private CA;
                             plain HTTP is refused for any host not named insecure,
                             private addresses too, except loopback, with a notice)
   --to-oci DIR              an OCI image layout, for air-gapped transport; each
-                            image is annotated with its source reference
+                            image is annotated with its source reference, each
+                            chart with its name, version and relocation
   --from-oci DIR            push such a layout into --registry; each image goes
-                            to the target its recorded source maps to
+                            to the target its recorded source maps to, each
+                            chart to <registry>/<charts-path> (a chart relocated
+                            for another registry or path style is refused)
 
 Copies are faithful: multi-platform indexes are copied whole, so digests in
 "@sha256:" references stay valid (--platform narrows them, and then their
@@ -117,6 +136,12 @@ attachments apart. Standard output is empty, except:
 
   # Air gap: write a bundle here, push it there.
   rehost mirror --to-oci bundle/ manifests/
+  rehost mirror --from-oci bundle/ --registry sea.hub:5000
+
+  # GitOps: a chart and its images, the chart relocated for the target
+  # (then: helm pull oci://sea.hub:5000/charts/ingress-nginx --version 4.11.0).
+  rehost mirror --to-oci bundle/ --registry sea.hub:5000 \
+    ingress-nginx --repo https://kubernetes.github.io/ingress-nginx --version 4.11.0
   rehost mirror --from-oci bundle/ --registry sea.hub:5000
 
   # What would be copied where, attachments included.

@@ -57,7 +57,15 @@ stderr per added setting. Images of imageList files in input directories and of
 PATH is a file, a directory (walked recursively for *.yaml, *.yml, *.json in
 lexical order) or - for stdin; no PATH reads stdin, so rehost works as a Helm
 post-renderer. On any error nothing is written to stdout, --output-dir or the
-input files.`,
+input files.
+
+A chart is a directory holding a Chart.yaml, a packaged chart (.tgz), or a
+chart reference, fetched with Helm's getters into a temporary directory:
+oci://host/path/name (--version, or a tag; --plain-http for a plain-HTTP
+registry), NAME with --repo URL (a chart repository), REPO/NAME of a repository
+added with helm repo add (--helm-user-config: your Helm configuration and
+cache; by default Helm's are private and empty), or an http(s) URL of a .tgz.
+An existing local path is always a path. docs/charts.md.`,
 		Example: `  # Rewrite a directory of manifests and apply them.
   rehost rewrite manifests/ | kubectl apply -f -
 

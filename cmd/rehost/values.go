@@ -59,7 +59,10 @@ with the post-renderer ("rehost rewrite"). The exit status is then 3, unless
 --allow-partial; 0 means every image moves, 1 an error.
 
 The overlay goes after your values files and before --set values, which Helm
-applies last: a registry you pin with --set cannot be overridden.`,
+applies last: a registry you pin with --set cannot be overridden.
+
+CHART is a chart directory, a packaged chart, or a chart reference as for
+"rehost rewrite" (oci://… with --version, NAME with --repo URL).`,
 		Example: `  # The overlay for a chart, then install with it.
   rehost values charts/my-app -f prod.yaml > airgap-values.yaml
   helm install shop charts/my-app -f prod.yaml -f airgap-values.yaml
@@ -132,13 +135,20 @@ images, artifacthub.io/images) are updated to the target references.
 --output is a directory (created; it must not exist or be empty) or, ending in
 .tgz, a packaged chart. The result is checked by rendering it. Images no value
 moves are reported as by "rehost values", with exit status 3 unless
---allow-partial.`,
+--allow-partial. A packaged chart is written reproducibly: relocating the same
+chart for the same mapping gives the same bytes.
+
+CHART is a chart directory, a packaged chart, or a chart reference as for
+"rehost rewrite" (oci://… with --version, NAME with --repo URL).`,
 		Example: `  # A packaged chart for the air-gapped cluster.
   rehost relocate charts/my-app --output my-app-airgap.tgz
   helm install shop my-app-airgap.tgz
 
   # sealer: relocate into the application image's chart directory.
-  rehost relocate charts/my-app --output build/charts/my-app --registry sea.hub:5000`,
+  rehost relocate charts/my-app --output build/charts/my-app --registry sea.hub:5000
+
+  # A chart of a chart repository, relocated.
+  rehost relocate ingress-nginx --repo https://kubernetes.github.io/ingress-nginx --version 4.11.0 --output ingress-nginx-airgap.tgz`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			defer hf.src.cleanup()
