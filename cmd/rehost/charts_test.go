@@ -29,7 +29,7 @@ func TestChartReference(t *testing.T) {
 		{arg: "https://charts.example/shop-1.0.0.tgz", want: true},
 		{arg: "http://127.0.0.1:8080/shop-1.0.0.tgz", want: true},
 		{arg: "-"},
-		{arg: "charts/shop"},                               // exists
+		{arg: "charts/shop"}, // exists
 		{arg: "charts/shop", repo: "https://charts.example"}, // exists: still a path
 		{arg: "shop", repo: "https://charts.example", want: true},
 		{arg: "myrepo/shop", repo: "https://charts.example", want: true},
