@@ -124,10 +124,10 @@ attachments apart. Standard output is empty, except:
   --dry-run   the plan: "would copy SOURCE -> TARGET" per image and an indented
               line per attachment (listing attachments reads the sources,
               never the target; --attachments none makes no request at all)
-  --pin       "SOURCE<TAB>TARGET@DIGEST" lines, sorted, for every image, the
-              pinned reference the cluster can pull; HEAD requests resolve the
-              digests (never GET, to spare rate limits), and a dry run with
-              --pin lists no attachments`,
+  --pin       "SOURCE<TAB>TARGET@DIGEST" lines, sorted, for every image (not
+              the charts), the pinned reference the cluster can pull; HEAD
+              requests resolve the digests (never GET, to spare rate limits),
+              and a dry run with --pin lists no attachments`,
 		Example: `  # Copy the images of a chart's manifests into sealer's registry.
   rehost mirror --registry sea.hub:5000 --ca-file /etc/sealer/ca.crt manifests/
 
@@ -476,10 +476,15 @@ func failures(s mirror.Summary) error {
 	return errors.New(b.String())
 }
 
-// printPinned writes "SOURCE<TAB>PINNED-TARGET" lines, sorted by source.
+// printPinned writes "SOURCE<TAB>PINNED-TARGET" lines, sorted by source,
+// for the images: the lines rehost rewrite --pins reads. Charts have none
+// (their sources are not image references).
 func printPinned(w io.Writer, s mirror.Summary) error {
 	var lines []string
 	for _, r := range s.Results {
+		if r.Chart != nil {
+			continue
+		}
 		p := r.Pinned()
 		if p == "" {
 			return fmt.Errorf("%s: no digest to pin", r.Source)

@@ -219,6 +219,20 @@ func TestMirrorChartRelocated(t *testing.T) {
 	if got := digestOf(t, f.dst+"/charts/shop:1.2.0"); got != digest {
 		t.Errorf("the chart's digest changed from %s to %s over runs", digest, got)
 	}
+	// --pin lines are for rehost rewrite --pins: images only.
+	pins, _ := mustMirror(t, "--dry-run", "--pin", "--registry", f.dst, "--insecure", "--kube-version", chartKube, f.chart)
+	if lines := strings.Split(strings.TrimSpace(string(pins)), "\n"); len(lines) != len(f.images) || strings.Contains(string(pins), "charts/shop") {
+		t.Errorf("--pin:\n%s", pins)
+	}
+	manifest := filepath.Join(t.TempDir(), "web.yaml")
+	writeFiles(t, filepath.Dir(manifest), map[string]string{"web.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers:\n  - {name: web, image: " + f.src + "/shop/web:1.0}\n"})
+	pinsFile := filepath.Join(t.TempDir(), "pins.tsv")
+	if err := os.WriteFile(pinsFile, pins, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := run(t, nil, rehostBin(), "rewrite", "--pins", pinsFile, "--registry", f.dst, manifest); !bytes.Contains(got, []byte("image: "+f.dst+"/shop/web:1.0@"+f.images[f.src+"/shop/web:1.0"])) {
+		t.Errorf("rewrite --pins with the pins of a chart:\n%s", got)
+	}
 }
 
 // TestMirrorChartOCILayout: with --to-oci the chart travels in the layout
