@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -26,8 +27,15 @@ const (
 // makes it an OCI artifact. A chart that cannot be prepared stops the
 // command before anything is copied.
 func chartJobs(cmd *cobra.Command, f mirrorFlags, mf *mappingFlags, hf *helmFlags, rw *manifest.Rewriter, s streams) ([]mirror.Job, error) {
-	if f.charts == chartsNone {
+	if f.charts == chartsNone || len(hf.src.found) == 0 {
 		return nil, nil
+	}
+	if f.charts == chartsRelocated {
+		for _, v := range hf.valueFiles {
+			if strings.TrimSpace(v) == "-" {
+				return nil, errors.New("-f -: the values read from standard input for rendering cannot be read again to relocate the charts: give them in a file (or --charts as-is)")
+			}
+		}
 	}
 	repo := rw.Mapper().ChartsRepository()
 	var jobs []mirror.Job
