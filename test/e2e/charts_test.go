@@ -533,3 +533,33 @@ func registryCatalog(t *testing.T, host string) []string {
 	}
 	return c.Repositories
 }
+
+// TestMirrorChartsDirectory: a directory of charts (a chart directory and
+// a packaged chart) gives a chart job each, beside the manifests' images.
+func TestMirrorChartsDirectory(t *testing.T) {
+	helm := needTool(t, "helm")
+	f := newChartFixture(t)
+	dir := t.TempDir()
+	tiny := filepath.Join(t.TempDir(), "tiny")
+	writeFiles(t, tiny, map[string]string{
+		"Chart.yaml":        "apiVersion: v2\nname: tiny\nversion: 0.1.0+g1\n",
+		"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: tiny\ndata:\n  a: b\n",
+	})
+	runEnv(t, helmEnv(t), nil, helm, "package", tiny, "--destination", filepath.Join(dir, "packaged"))
+	if err := os.Rename(f.chart, filepath.Join(dir, "shop")); err != nil {
+		t.Fatal(err)
+	}
+	writeFiles(t, dir, map[string]string{"manifests/pod.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - {name: c, image: " + f.src + "/shop/web:1.0}\n"})
+	plan, errOut := mustMirror(t, "--dry-run", "--attachments", "none", "--registry", f.dst, "--kube-version", chartKube, dir)
+	for _, want := range []string{
+		"would copy chart " + filepath.Join(dir, "packaged", "tiny-0.1.0+g1.tgz") + " -> " + f.dst + "/charts/tiny:0.1.0_g1 (sha256:",
+		"would copy chart " + filepath.Join(dir, "shop") + " -> " + f.dst + "/charts/shop:1.2.0 (sha256:",
+	} {
+		if !strings.Contains(string(plan), want) {
+			t.Errorf("plan lacks %q:\n%s", want, plan)
+		}
+	}
+	if !strings.Contains(string(errOut), "dry run: 4 images would be copied, 0 failed; charts: 2 would be pushed, 0 failed") {
+		t.Errorf("stderr:\n%s", errOut)
+	}
+}
