@@ -385,6 +385,11 @@ func TestChartReferences(t *testing.T) {
 		t.Errorf("relocate --repo renders:\n%s\nwant:\n%s", got, wantRewrite)
 	}
 
+	// The URL of a packaged chart.
+	if got := run(t, nil, rehostBin(), append([]string{"images", repoURL + "/shop-1.2.0.tgz"}, mapping...)...); !bytes.Equal(got, wantImages) {
+		t.Errorf("images URL:\n%s\nwant:\n%s", got, wantImages)
+	}
+
 	// REPO/NAME: a repository the user added, with their Helm directories.
 	env := helmEnv(t)
 	runEnv(t, env, nil, helm, "repo", "add", "myrepo", repoURL)
