@@ -17,6 +17,12 @@
 // relocate, and print the report as JSON (rendered.Airgap); they take the
 // same flags and --rewrite-config JSON (and relocate --output).
 //
+// Its subcommand pull fetches a chart reference (oci://host/path/name,
+// NAME with --repo URL, REPO/NAME) into --dest with Helm's getters and
+// private Helm directories (--helm-user-config: the user's), and package
+// packages a chart directory reproducibly into --output; both print the
+// chart file as JSON (rendered.ChartFile).
+//
 // Errors go to standard error; the exit code is 1 on any error.
 package main
 
@@ -57,7 +63,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		},
 	}
 	renderFlags(cmd.Flags(), &opts, &includeCRDs)
-	cmd.AddCommand(airgapCmd("values", stdout), airgapCmd("relocate", stdout))
+	cmd.AddCommand(airgapCmd("values", stdout), airgapCmd("relocate", stdout), pullCmd(stdout), packageCmd(stdout))
 	cmd.SetArgs(args)
 	cmd.SetOut(stderr)
 	cmd.SetErr(stderr)

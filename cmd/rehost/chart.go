@@ -31,6 +31,10 @@ type helmFlags struct {
 	includeCRDs  bool
 	skipTests    bool
 
+	// Chart references (charts.go): --version, --repo, --plain-http,
+	// --helm-user-config, and what was fetched.
+	src chartSource
+
 	cmd *cobra.Command
 }
 
@@ -61,6 +65,7 @@ func (f *helmFlags) register(cmd *cobra.Command) {
 	fs.StringSliceVarP(&f.apiVersions, "api-versions", "a", nil, "charts: API versions for .Capabilities.APIVersions (repeatable)")
 	fs.BoolVar(&f.includeCRDs, "include-crds", true, "charts: include the CRDs of crds/ directories")
 	fs.BoolVar(&f.skipTests, "skip-tests", false, "charts: leave out test hooks (helm.sh/hook: test)")
+	f.src.register(cmd)
 }
 
 // args is the rehost-helm command line that renders chart with the flags.
@@ -111,6 +116,7 @@ func (f *helmFlags) perTemplate() bool {
 // included. With --output-dir there is one stream per template file, at
 // <chart>/templates/<file> under the chart input's directory.
 func chartStreams(in manifest.Input, hf *helmFlags, rw *manifest.Rewriter, s streams) ([]stream, error) {
+	hf.src.found = append(hf.src.found, chartInput{path: in.Path, source: hf.src.show(in.Path)})
 	c, err := renderChart(in.Path, hf, s)
 	if err != nil {
 		return nil, err
@@ -153,14 +159,14 @@ func renderChart(path string, hf *helmFlags, s streams) (*rendered.Chart, error)
 		if msg == "" || !errors.As(err, &exit) {
 			msg = fmt.Sprintf("%s: %v %s", bin, err, msg)
 		}
-		return nil, fmt.Errorf("rendering chart %s: %s", path, msg)
+		return nil, fmt.Errorf("rendering chart %s: %s", hf.src.show(path), msg)
 	}
 	var c rendered.Chart
 	if err := json.Unmarshal(stdout.Bytes(), &c); err != nil {
-		return nil, fmt.Errorf("rendering chart %s: reading the output of %s: %w", path, bin, err)
+		return nil, fmt.Errorf("rendering chart %s: reading the output of %s: %w", hf.src.show(path), bin, err)
 	}
 	if c.Format != rendered.Format {
-		return nil, fmt.Errorf("rendering chart %s: %s writes format %d, this rehost reads format %d: install the rehost-helm of the same release as rehost (%s)", path, bin, c.Format, rendered.Format, installHint(helmHelper))
+		return nil, fmt.Errorf("rendering chart %s: %s writes format %d, this rehost reads format %d: install the rehost-helm of the same release as rehost (%s)", hf.src.show(path), bin, c.Format, rendered.Format, installHint(helmHelper))
 	}
 	return &c, nil
 }

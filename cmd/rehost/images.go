@@ -85,6 +85,7 @@ PATH is as for "rehost rewrite".`,
   # Copy every image into the private registry.
   rehost images -o mapping manifests/ | while IFS=$'\t' read -r src dst; do crane copy "$src" "$dst"; done`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			defer hf.src.cleanup()
 			switch format {
 			case "text", "json", "mapping":
 			default:

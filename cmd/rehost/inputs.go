@@ -40,34 +40,26 @@ func hintStdin(s streams, args []string, command string) {
 	}
 }
 
-// openPaths expands command-line paths into streams; charts are rendered.
+// openPaths expands command-line paths into streams; chart references are
+// fetched, charts rendered.
 // Image lists (files named imageList) are read into rw at once.
 func openPaths(args []string, hf *helmFlags, rw *manifest.Rewriter, s streams) ([]stream, error) {
-	e, err := expand(args, s)
+	e, err := hf.src.expand(args, s)
 	if err != nil {
 		return nil, err
 	}
 	return openStreams(e.Inputs, hf, rw, s)
 }
 
-// expand expands command-line paths (none: standard input) and warns
-// about the symbolic links inside the directories walked.
-func expand(args []string, s streams) (*manifest.Expanded, error) {
-	if len(args) == 0 {
-		args = []string{"-"} // no PATH: standard input
-	}
-	e, err := manifest.Expand(args)
-	if err != nil {
-		return nil, err
-	}
-	for _, l := range e.Links {
+// warnLinks warns about the symbolic links inside the directories walked.
+func warnLinks(links []manifest.Link, s streams) {
+	for _, l := range links {
 		if l.Dir {
 			fmt.Fprintf(s.err, "rehost: warning: %s is a symbolic link to the directory %s: not walked (its files are read where they are)\n", l.Path, l.Target)
 		} else {
 			fmt.Fprintf(s.err, "rehost: warning: %s is a symbolic link to %s: read as that file\n", l.Path, l.Target)
 		}
 	}
-	return e, nil
 }
 
 // readImages reads every stream for its images only.

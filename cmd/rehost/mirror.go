@@ -34,6 +34,8 @@ type mirrorFlags struct {
 	attachments     string
 	dryRun, pin     bool
 	stallTimeout    time.Duration
+	charts          string // --charts: relocated, as-is or none
+	allowPartial    bool
 }
 
 func newMirrorCmd(s streams) *cobra.Command {
@@ -58,15 +60,34 @@ kinds (--no-guess-images leaves them out) and says so in one warning, and it
 says on stderr how many embedded references in free text it found and did not
 copy, and which operators start images no manifest names.
 
+Charts given as input (chart directories, packaged .tgz charts, directories
+of charts, and chart references: oci://… with --version, NAME with --repo URL)
+are pushed too, as OCI Helm charts (Helm's media types: helm pull oci://…,
+Flux HelmRepository type oci and OCIRepository, Argo CD OCI sources read them),
+to <registry>/<charts-path>/<name>:<version> (--charts-path, default charts;
+"+" in a version becomes "_" in the tag, as helm push does). --charts says what
+is pushed:
+  relocated (default)  the chart as "rehost relocate" writes it: its values
+                       point at the target, so it installs from there with no
+                       values file, hooks included; a chart with an image no
+                       value moves is refused (--allow-partial pushes it)
+  as-is                the chart as given (a .tgz byte for byte, with its .prov)
+  none                 no chart
+A chart's digest depends only on its content: a re-run skips it, a dry run
+lists it with its digest, the summary counts charts apart. docs/charts.md.
+
 Destinations:
   --registry REG            the private registry (HTTPS; --insecure allows plain
                             HTTP or unverified TLS, --ca-file trusts a private CA;
                             plain HTTP is refused for any host not named insecure,
                             private addresses too, except loopback, with a notice)
   --to-oci DIR              an OCI image layout, for air-gapped transport; each
-                            image is annotated with its source reference
+                            image is annotated with its source reference, each
+                            chart with its name, version and relocation
   --from-oci DIR            push such a layout into --registry; each image goes
-                            to the target its recorded source maps to
+                            to the target its recorded source maps to, each
+                            chart to <registry>/<charts-path> (a chart relocated
+                            for another registry or path style is refused)
 
 Copies are faithful: multi-platform indexes are copied whole, so digests in
 "@sha256:" references stay valid (--platform narrows them, and then their
@@ -103,10 +124,10 @@ attachments apart. Standard output is empty, except:
   --dry-run   the plan: "would copy SOURCE -> TARGET" per image and an indented
               line per attachment (listing attachments reads the sources,
               never the target; --attachments none makes no request at all)
-  --pin       "SOURCE<TAB>TARGET@DIGEST" lines, sorted, for every image, the
-              pinned reference the cluster can pull; HEAD requests resolve the
-              digests (never GET, to spare rate limits), and a dry run with
-              --pin lists no attachments`,
+  --pin       "SOURCE<TAB>TARGET@DIGEST" lines, sorted, for every image (not
+              the charts), the pinned reference the cluster can pull; HEAD
+              requests resolve the digests (never GET, to spare rate limits),
+              and a dry run with --pin lists no attachments`,
 		Example: `  # Copy the images of a chart's manifests into sealer's registry.
   rehost mirror --registry sea.hub:5000 --ca-file /etc/sealer/ca.crt manifests/
 
@@ -115,6 +136,12 @@ attachments apart. Standard output is empty, except:
 
   # Air gap: write a bundle here, push it there.
   rehost mirror --to-oci bundle/ manifests/
+  rehost mirror --from-oci bundle/ --registry sea.hub:5000
+
+  # GitOps: a chart and its images, the chart relocated for the target
+  # (then: helm pull oci://sea.hub:5000/charts/ingress-nginx --version 4.11.0).
+  rehost mirror --to-oci bundle/ --registry sea.hub:5000 \
+    ingress-nginx --repo https://kubernetes.github.io/ingress-nginx --version 4.11.0
   rehost mirror --from-oci bundle/ --registry sea.hub:5000
 
   # What would be copied where, attachments included.
@@ -126,6 +153,7 @@ attachments apart. Standard output is empty, except:
   # The digests to pin (HEAD requests only).
   rehost mirror --dry-run --pin manifests/ > pinned.tsv`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			defer hf.src.cleanup()
 			if err := f.validate(args); err != nil {
 				return err
 			}
@@ -144,9 +172,13 @@ attachments apart. Standard output is empty, except:
 			if err != nil {
 				return err
 			}
+			if f.fromOCI != "" && cmd.Flags().Changed("charts") {
+				return errors.New("--from-oci pushes the charts of the layout as they were written: it takes no --charts")
+			}
 			var jobs []mirror.Job
 			if f.fromOCI == "" {
-				// Reading the inputs writes nothing: a signal stops it
+				// Reading the inputs, and relocating the charts into a
+				// temporary directory, writes nothing: a signal stops it
 				// the default way.
 				if err := collectImages(rw, args, f.imageList, &hf, s); err != nil {
 					return err
@@ -155,6 +187,11 @@ attachments apart. Standard output is empty, except:
 				reportGuessed(rw)
 				reportOperators(s, rw)
 				jobs = mirror.Jobs(rw.Images())
+				charts, err := chartJobs(cmd, f, &mf, &hf, rw, s)
+				if err != nil {
+					return err
+				}
+				jobs = append(jobs, charts...)
 			}
 			ctx, stop := interruptible(commandContext(cmd), s.err, stopGrace, os.Exit)
 			defer stop()
@@ -169,12 +206,16 @@ attachments apart. Standard output is empty, except:
 				sum = m.Copy(ctx, jobs)
 			}
 			if cause := interruption(ctx); cause != nil {
-				return fmt.Errorf("mirror stopped (%v): %d of %d images done; nothing half-written is listed as done: run the same command again to finish", cause, sum.Copied+sum.Skipped, len(sum.Results))
+				done := fmt.Sprintf("%d of %d images", sum.Copied+sum.Skipped, sum.Images())
+				if c := sum.Charts; c.Total() > 0 {
+					done += fmt.Sprintf(" and %d of %d charts", c.Copied+c.Skipped, c.Total())
+				}
+				return fmt.Errorf("mirror stopped (%v): %s done; nothing half-written is listed as done: run the same command again to finish", cause, done)
 			}
 			if err != nil {
 				return err
 			}
-			if sum.Failed > 0 || sum.Attachments.Failed > 0 {
+			if sum.Failed > 0 || sum.Attachments.Failed > 0 || sum.Charts.Failed > 0 {
 				return failures(sum)
 			}
 			if f.pin {
@@ -187,8 +228,13 @@ attachments apart. Standard output is empty, except:
 		},
 	}
 	mf.register(cmd)
+	mf.registerCharts(cmd)
+	// GitOps chart sources are not what mirror copies.
+	cmd.Flags().MarkHidden("no-chart-sources")
 	hf.register(cmd)
 	fs := cmd.Flags()
+	fs.StringVar(&f.charts, "charts", chartsRelocated, "what is pushed of the charts given as input: relocated (their values point at the target registry, as rehost relocate writes them), as-is, or none")
+	fs.BoolVar(&f.allowPartial, "allow-partial", false, "--charts relocated: push a chart even when some image cannot be moved by its values (reported)")
 	fs.StringVar(&f.imageList, "image-list", "", `file of images to copy, one reference a line ("-" for stdin)`)
 	fs.BoolVar(&f.insecure, "insecure", false, "allow plain HTTP or unverified TLS for the target registry")
 	fs.StringArrayVar(&f.insecureSources, "insecure-source", nil, "allow plain HTTP or unverified TLS for this source registry host (repeatable)")
@@ -216,6 +262,11 @@ func (f *mirrorFlags) validate(args []string) error {
 	}
 	if f.jobs < 1 {
 		return fmt.Errorf("--jobs %d: want at least 1", f.jobs)
+	}
+	switch f.charts {
+	case chartsRelocated, chartsAsIs, chartsNone:
+	default:
+		return fmt.Errorf("--charts %s: want relocated, as-is or none", f.charts)
 	}
 	if f.stallTimeout <= 0 {
 		return fmt.Errorf("--stall-timeout %s: want a positive duration, like 2m", f.stallTimeout)
@@ -391,23 +442,30 @@ func readImageList(rw *manifest.Rewriter, file string, stdin io.Reader) error {
 	return rw.ReadImageList(fh, file)
 }
 
-// failures is the error of a run where images or attachments failed: each
-// failure on its own line.
+// failures is the error of a run where images, charts or attachments
+// failed: each failure on its own line.
 func failures(s mirror.Summary) error {
-	var b strings.Builder
-	switch {
-	case s.Attachments.Failed == 0:
-		fmt.Fprintf(&b, "mirror: %d of %d images failed:", s.Failed, len(s.Results))
-	case s.Failed == 0:
-		fmt.Fprintf(&b, "mirror: %d attachments failed:", s.Attachments.Failed)
-	default:
-		fmt.Fprintf(&b, "mirror: %d of %d images and %d attachments failed:", s.Failed, len(s.Results), s.Attachments.Failed)
+	var parts []string
+	if s.Failed > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d images", s.Failed, s.Images()))
 	}
+	if c := s.Charts; c.Failed > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d charts", c.Failed, c.Total()))
+	}
+	if s.Attachments.Failed > 0 {
+		parts = append(parts, fmt.Sprintf("%d attachments", s.Attachments.Failed))
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "mirror: %s failed:", strings.Join(parts, " and "))
 	// Sources may come from a layout's annotations: quoted. Errors are
 	// scrubbed of credentials and escapes by package mirror.
 	for _, r := range s.Results {
 		if r.Status == mirror.Failed {
-			fmt.Fprintf(&b, "\n  %s -> %s: %v", mirror.Quote(r.Source), mirror.Quote(r.Destination), r.Err)
+			kind := ""
+			if r.Chart != nil {
+				kind = "chart "
+			}
+			fmt.Fprintf(&b, "\n  %s%s -> %s: %v", kind, mirror.Quote(r.Source), mirror.Quote(r.Destination), r.Err)
 		}
 		for _, a := range r.Attachments {
 			if a.Status == mirror.Failed {
@@ -418,10 +476,15 @@ func failures(s mirror.Summary) error {
 	return errors.New(b.String())
 }
 
-// printPinned writes "SOURCE<TAB>PINNED-TARGET" lines, sorted by source.
+// printPinned writes "SOURCE<TAB>PINNED-TARGET" lines, sorted by source,
+// for the images: the lines rehost rewrite --pins reads. Charts have none
+// (their sources are not image references).
 func printPinned(w io.Writer, s mirror.Summary) error {
 	var lines []string
 	for _, r := range s.Results {
+		if r.Chart != nil {
+			continue
+		}
 		p := r.Pinned()
 		if p == "" {
 			return fmt.Errorf("%s: no digest to pin", r.Source)

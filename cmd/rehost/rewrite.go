@@ -84,7 +84,15 @@ Files are never harmed (docs/cli-safety.md): no write goes through a symbolic
 link inside DIR; a device, FIFO or link at an output (/dev/null, /dev/stdout)
 is written into, never replaced; --in-place replaces regular files only,
 keeping their mode and owner; a symbolic link in an input directory or chart
-that leads out of it is an error, one inside it is followed with a warning.`,
+that leads out of it is an error, one inside it is followed with a warning.
+
+A chart is a directory holding a Chart.yaml, a packaged chart (.tgz), or a
+chart reference, fetched with Helm's getters into a temporary directory:
+oci://host/path/name (--version, or a tag; --plain-http for a plain-HTTP
+registry), NAME with --repo URL (a chart repository), REPO/NAME of a repository
+added with helm repo add (--helm-user-config: your Helm configuration and
+cache; by default Helm's are private and empty), or an http(s) URL of a .tgz.
+An existing local path is always a path. docs/charts.md.`,
 		Example: `  # Rewrite a directory of manifests and apply them.
   rehost rewrite manifests/ | kubectl apply -f -
 
@@ -113,6 +121,7 @@ that leads out of it is an error, one inside it is followed with a warning.`,
   # and the other files, and an imageList of every image to cache.
   rehost rewrite calico-app/ --output-dir out/ --image-list out/imageList`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			defer hf.src.cleanup()
 			if outputDir != "" && inPlace {
 				return errors.New("--output-dir and --in-place exclude each other")
 			}
@@ -134,14 +143,14 @@ that leads out of it is an error, one inside it is followed with a warning.`,
 			if err != nil {
 				return err
 			}
-			e, err := expand(args, s)
+			e, err := hf.src.expand(args, s)
 			if err != nil {
 				return err
 			}
 			if inPlace {
 				for _, in := range e.Inputs {
 					if in.Chart {
-						return fmt.Errorf("--in-place: %s is a Helm chart: its templates cannot be rewritten in place; write the rendered, rewritten manifests with --output-dir DIR, or give Helm a values overlay that sets the chart's images (rehost values)", in.Path)
+						return fmt.Errorf("--in-place: %s is a Helm chart: its templates cannot be rewritten in place; write the rendered, rewritten manifests with --output-dir DIR, or give Helm a values overlay that sets the chart's images (rehost values)", hf.src.show(in.Path))
 					}
 				}
 			}

@@ -81,7 +81,10 @@ with the post-renderer ("rehost rewrite"). The exit status is then 3, unless
 --allow-partial; 0 means every image moves, 1 an error.
 
 The overlay goes after your values files and before --set values, which Helm
-applies last: a registry you pin with --set cannot be overridden.`,
+applies last: a registry you pin with --set cannot be overridden.
+
+CHART is a chart directory, a packaged chart, or a chart reference as for
+"rehost rewrite" (oci://… with --version, NAME with --repo URL).`,
 		Example: `  # The overlay for a chart, then install with it.
   rehost values charts/my-app -f prod.yaml > airgap-values.yaml
   helm install shop charts/my-app -f prod.yaml -f airgap-values.yaml
@@ -98,7 +101,12 @@ applies last: a registry you pin with --set cannot be overridden.`,
   kubectl create configmap my-app-airgap --from-file=values.yaml=airgap-values.yaml`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := runAirgap(cmd, "values", args[0], &mf, &hf, s, nil)
+			defer hf.src.cleanup()
+			chart, err := hf.src.local(args[0])
+			if err != nil {
+				return err
+			}
+			r, err := runAirgap(cmd, "values", chart, &mf, &hf, s, nil)
 			if err != nil {
 				return err
 			}
@@ -157,19 +165,31 @@ its image annotations name the target images, which Bitnami's check accepts.
 --output is a directory (created; it must not exist or be empty) or, ending in
 .tgz, a packaged chart. The result is checked by rendering it. Images no value
 moves are reported as by "rehost values", with exit status 3 unless
---allow-partial.`,
+--allow-partial. A packaged chart is written reproducibly: relocating the same
+chart for the same mapping gives the same bytes.
+
+CHART is a chart directory, a packaged chart, or a chart reference as for
+"rehost rewrite" (oci://… with --version, NAME with --repo URL).`,
 		Example: `  # A packaged chart for the air-gapped cluster.
   rehost relocate charts/my-app --output my-app-airgap.tgz
   helm install shop my-app-airgap.tgz
 
   # sealer: relocate into the application image's chart directory.
-  rehost relocate charts/my-app --output build/charts/my-app --registry sea.hub:5000`,
+  rehost relocate charts/my-app --output build/charts/my-app --registry sea.hub:5000
+
+  # A chart of a chart repository, relocated.
+  rehost relocate ingress-nginx --repo https://kubernetes.github.io/ingress-nginx --version 4.11.0 --output ingress-nginx-airgap.tgz`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			defer hf.src.cleanup()
 			if out == "" {
 				return errors.New("--output DIR|FILE.tgz is required")
 			}
-			r, err := runAirgap(cmd, "relocate", args[0], &mf, &hf, s, []string{"--output=" + out})
+			chart, err := hf.src.local(args[0])
+			if err != nil {
+				return err
+			}
+			r, err := runAirgap(cmd, "relocate", chart, &mf, &hf, s, []string{"--output=" + out})
 			if err != nil {
 				return err
 			}
@@ -223,14 +243,14 @@ func runAirgap(cmd *cobra.Command, sub, chart string, mf *mappingFlags, hf *helm
 		if msg == "" || !errors.As(err, &exit) {
 			msg = fmt.Sprintf("%s: %v %s", bin, err, msg)
 		}
-		return nil, fmt.Errorf("chart %s: %s", chart, msg)
+		return nil, fmt.Errorf("chart %s: %s", hf.src.show(chart), msg)
 	}
 	var r rendered.Airgap
 	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
-		return nil, fmt.Errorf("chart %s: reading the output of %s: %w", chart, bin, err)
+		return nil, fmt.Errorf("chart %s: reading the output of %s: %w", hf.src.show(chart), bin, err)
 	}
 	if r.Format != rendered.AirgapFormat {
-		return nil, fmt.Errorf("chart %s: %s writes format %d, this rehost reads format %d: install the rehost-helm of the same release as rehost (%s)", chart, bin, r.Format, rendered.AirgapFormat, installHint(helmHelper))
+		return nil, fmt.Errorf("chart %s: %s writes format %d, this rehost reads format %d: install the rehost-helm of the same release as rehost (%s)", hf.src.show(chart), bin, r.Format, rendered.AirgapFormat, installHint(helmHelper))
 	}
 	return &r, nil
 }

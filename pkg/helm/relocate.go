@@ -40,7 +40,9 @@ type Relocated struct {
 // line, comments and key order included, stays as it was. The image
 // annotations of every Chart.yaml (helm.sh/images, images,
 // artifacthub.io/images) are updated to the target references. Chart.yaml
-// is written by Helm's chart writer, which does not keep its comments.
+// is written by Helm's chart writer, which does not keep its comments. A
+// packaged chart records no time (see [Package]): relocating the same
+// chart for the same mapping gives the same bytes.
 //
 // The relocated chart is checked: rendered with opts, it must give what
 // the chart gives with the overlay. Images no value moves are in
@@ -430,7 +432,7 @@ func stageChart(c *chart.Chart, output string) (string, func(), error) {
 	}
 	cleanup := func() { os.RemoveAll(tmp) }
 	if strings.HasSuffix(output, ".tgz") {
-		f, err := chartutil.Save(c, tmp)
+		f, err := saveArchive(c, tmp)
 		return f, cleanup, err
 	}
 	if err := chartutil.SaveDir(c, tmp); err != nil {

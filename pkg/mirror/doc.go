@@ -31,6 +31,15 @@
 // they are counted apart in Summary.Attachments, skipped when present, and
 // carried through OCI layouts by Export and Import.
 //
+// Helm charts travel too: a [Chart] (NewChart, LoadChart: a packaged
+// chart read without Helm) is pushed as the OCI artifact `helm push` makes
+// (Helm's config and layer media types), minus the creation time, so that
+// its digest depends on its bytes only; a [ChartJob] sends it to
+// <registry>/<charts-path>/<name>:<version> beside the images, Export
+// stores it in a layout and Import pushes it to the mapper's
+// ChartsRepository, refusing a chart relocated for another mapping.
+// Summary.Charts counts charts apart from images.
+//
 // TLS is required for every registry not listed in Options.Insecure,
 // private addresses included; only loopback hosts may answer in plain HTTP
 // (with a notice to a Reporter that implements Noticer).

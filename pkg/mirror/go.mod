@@ -8,6 +8,7 @@ replace github.com/rehost/rehost => ../..
 require (
 	github.com/google/go-containerregistry v0.22.1
 	github.com/rehost/rehost v0.0.0-00010101000000-000000000000
+	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/sync v0.22.0
 )
 
@@ -18,7 +19,6 @@ require (
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/sirupsen/logrus v1.9.4 // indirect
-	go.yaml.in/yaml/v3 v3.0.6 // indirect
 	golang.org/x/sys v0.47.0 // indirect
 	gotest.tools/v3 v3.5.2 // indirect
 )

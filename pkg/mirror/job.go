@@ -8,7 +8,7 @@ import (
 	"github.com/rehost/rehost/pkg/rewrite"
 )
 
-// Job is one image to copy.
+// Job is one image to copy, or one Helm chart to push.
 type Job struct {
 	// Source is the image to copy, fully qualified as in an image list:
 	// "docker.io/library/nginx:1.25", "quay.io/x/y:1.0@sha256:…". With a
@@ -19,6 +19,10 @@ type Job struct {
 	// target's tag, or by digest when the target has no tag. When the
 	// destination is an OCI layout, the target is only recorded.
 	Target string `json:"target"`
+	// Chart, when set, makes the job push a Helm chart (see ChartJob):
+	// Source then names where the chart came from, for reports, and
+	// Target is its tag in the charts repository.
+	Chart *Chart `json:"chart,omitempty"`
 }
 
 // Jobs returns a job for every image the mapping moves to the target
@@ -92,12 +96,16 @@ type Summary struct {
 	Copied, Skipped, Failed, Planned int
 	// Attachments counts the attachments of the images by status.
 	Attachments Counts
+	// Charts counts the Helm charts (jobs with a Chart) by status; they
+	// are not counted as images.
+	Charts Counts
 	// Bytes is the sum of the results' bytes.
 	Bytes int64
 	// Elapsed is the run's wall-clock time.
 	Elapsed time.Duration
 
 	attachments bool // the run looked for attachments
+	dryRun      bool // the run was a dry run
 }
 
 // Counts counts outcomes by status.
@@ -118,8 +126,19 @@ func (c *Counts) add(s Status) {
 	}
 }
 
+// Total is how many outcomes were counted.
+func (c Counts) Total() int { return c.Copied + c.Skipped + c.Failed + c.Planned }
+
+// Images is how many results are images (not charts).
+func (s Summary) Images() int { return len(s.Results) - s.Charts.Total() }
+
 func (s *Summary) add(r Result) {
 	s.Results = append(s.Results, r)
+	if r.Chart != nil {
+		s.Charts.add(r.Status)
+		s.Bytes += r.Bytes
+		return
+	}
 	c := Counts{s.Copied, s.Skipped, s.Failed, s.Planned}
 	c.add(r.Status)
 	s.Copied, s.Skipped, s.Failed, s.Planned = c.Copied, c.Skipped, c.Failed, c.Planned
@@ -129,8 +148,9 @@ func (s *Summary) add(r Result) {
 	s.Bytes += r.Bytes
 }
 
-// Err returns nil when no image and no attachment failed, otherwise every
-// failure joined (errors.Join of *ImageError and *AttachmentError values).
+// Err returns nil when no image, chart or attachment failed, otherwise
+// every failure joined (errors.Join of *ImageError and *AttachmentError
+// values; a chart's is an *ImageError whose Job has the Chart).
 func (s Summary) Err() error {
 	var errs []error
 	for _, r := range s.Results {
@@ -168,13 +188,17 @@ type ImageError struct {
 	Err error
 }
 
-// Error is "SOURCE -> TARGET: reason", with untrusted strings quoted
-// (Quote).
+// Error is "SOURCE -> TARGET: reason" ("chart SOURCE -> TARGET: reason"
+// for a chart), with untrusted strings quoted (Quote).
 func (e *ImageError) Error() string {
-	if e.Job.Target == "" {
-		return fmt.Sprintf("%s: %s", Quote(e.Job.Source), errText(e.Err))
+	kind := ""
+	if e.Job.Chart != nil {
+		kind = "chart "
 	}
-	return fmt.Sprintf("%s -> %s: %s", Quote(e.Job.Source), Quote(e.Job.Target), errText(e.Err))
+	if e.Job.Target == "" {
+		return fmt.Sprintf("%s%s: %s", kind, Quote(e.Job.Source), errText(e.Err))
+	}
+	return fmt.Sprintf("%s%s -> %s: %s", kind, Quote(e.Job.Source), Quote(e.Job.Target), errText(e.Err))
 }
 
 // Unwrap returns the reason, for errors.Is and errors.As.

@@ -55,7 +55,11 @@ const (
 // already in the layout (a regular file of the right size) is not written
 // again. Attachments (Options.Attachments) get descriptors of their own in
 // index.json, marked with AnnotationAttachment and AnnotationSubject:
-// cosign tags as tagged manifests, referrers by digest.
+// cosign tags as tagged manifests, referrers by digest. The chart of a
+// chart job (ChartJob) is stored as its OCI artifact, its descriptor
+// marked with AnnotationChart and AnnotationChartVersion (and, for a
+// relocated chart, AnnotationChartRegistry and AnnotationChartPathStyle);
+// a layout holds one chart of a name and version.
 //
 // Nothing is written outside dir, and no symbolic link inside it is
 // followed: a link at oci-layout, index.json, blobs, blobs/<algorithm> or a
@@ -76,6 +80,10 @@ func (m *Mirror) Export(ctx context.Context, jobs []Job, dir string) (Summary, e
 	tasks := make([]task, len(jobs))
 	for i, j := range jobs {
 		tasks[i] = task{Job: j, dest: "oci:" + dir, target: dest}
+		if j.Chart != nil {
+			tasks[i].origin = chartOrigin{c: j.Chart}
+			continue
+		}
 		src, err := parseRef(j.Source, m.insecure.has)
 		if err != nil {
 			tasks[i].err = err
@@ -100,7 +108,11 @@ func (m *Mirror) Export(ctx context.Context, jobs []Job, dir string) (Summary, e
 // attachments stored with an image (see Export) are pushed with it, into
 // the same target repository: cosign tags under their tag, referrers by
 // digest (with the referrers API where the registry serves it, else its
-// tag schema).
+// tag schema). Each chart (see Export) is pushed to
+// <mapper.ChartsRepository()>/<name>:<version>, its name and version
+// checked against its verified config; a chart relocated for another
+// registry or path style than mapper's fails, since its values would pull
+// from elsewhere.
 //
 // The layout is untrusted (it may come on removable media): no symbolic
 // link inside it is followed (ErrSymlink); index.json, manifests and
@@ -129,6 +141,10 @@ func (m *Mirror) Import(ctx context.Context, dir string, mapper *rewrite.Mapper)
 	for i, d := range im.Manifests {
 		if d.Annotations[AnnotationAttachment] != "" {
 			continue // pushed with its image
+		}
+		if d.Annotations[AnnotationChart] != "" {
+			tasks = append(tasks, m.importChart(lr, ii, d, mapper))
+			continue
 		}
 		src := layoutSource(d)
 		t := task{Job: Job{Source: src}, origin: layoutOrigin{r: lr, index: ii, desc: d, all: im.Manifests, repo: repoOf(src)}}
@@ -354,11 +370,29 @@ func (t *layoutTarget) init() error {
 	}
 	t.have = map[string]v1.Descriptor{}
 	for _, d := range t.im.Manifests {
-		if s := d.Annotations[AnnotationSource]; s != "" {
-			t.have[s] = d
+		if k := layoutKey(d.Annotations); k != "" {
+			t.have[k] = d
 		}
 	}
 	return nil
+}
+
+// layoutKey is what identifies a descriptor of index.json: its source
+// reference, or for a chart its name and version (a reference has no
+// space).
+func layoutKey(a map[string]string) string {
+	if name := a[AnnotationChart]; name != "" {
+		return "chart " + name + " " + a[AnnotationChartVersion]
+	}
+	return a[AnnotationSource]
+}
+
+// jobKey is the layoutKey of the descriptor a job writes.
+func jobKey(j Job) string {
+	if j.Chart != nil {
+		return "chart " + j.Chart.Name + " " + j.Chart.Version
+	}
+	return j.Source
 }
 
 func (t *layoutTarget) close() { t.d.Close() }
@@ -366,9 +400,20 @@ func (t *layoutTarget) close() { t.d.Close() }
 func (t *layoutTarget) current(_ context.Context, it item) (*v1.Descriptor, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	d, ok := t.have[it.Source]
+	d, ok := t.have[jobKey(it.Job)]
 	if !ok {
 		return nil, nil
+	}
+	if c := it.Chart; c != nil {
+		// The same chart recorded as relocated for another mapping (or
+		// not relocated) is written again, to record what it is now.
+		var r Relocation
+		if c.Relocated != nil {
+			r = *c.Relocated
+		}
+		if d.Annotations[AnnotationChartRegistry] != r.Registry || d.Annotations[AnnotationChartPathStyle] != string(r.PathStyle) {
+			return nil, nil
+		}
 	}
 	return &d, nil
 }
@@ -430,7 +475,14 @@ func (t *layoutTarget) put(ctx context.Context, it item, a artifact) error {
 		AnnotationSource: j.Source,
 		AnnotationTarget: j.Target,
 	}
-	if it.att == nil || !it.att.referrer() {
+	if c := j.Chart; c != nil {
+		desc.Annotations[AnnotationChart] = c.Name
+		desc.Annotations[AnnotationChartVersion] = c.Version
+		if r := c.Relocated; r != nil {
+			desc.Annotations[AnnotationChartRegistry] = r.Registry
+			desc.Annotations[AnnotationChartPathStyle] = string(r.PathStyle)
+		}
+	} else if it.att == nil || !it.att.referrer() {
 		// An image or a cosign tag: a tagged manifest.
 		desc.Annotations[AnnotationRefName] = j.Source
 		desc.Annotations[AnnotationContainerdName] = j.Source
@@ -444,9 +496,10 @@ func (t *layoutTarget) put(ctx context.Context, it item, a artifact) error {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	key := jobKey(j)
 	kept := t.im.Manifests[:0:0]
 	for _, d := range t.im.Manifests {
-		if d.Annotations[AnnotationSource] != j.Source {
+		if layoutKey(d.Annotations) != key {
 			kept = append(kept, d)
 		}
 	}
@@ -454,7 +507,7 @@ func (t *layoutTarget) put(ctx context.Context, it item, a artifact) error {
 	if err := t.writeIndex(); err != nil {
 		return err
 	}
-	t.have[j.Source] = desc
+	t.have[key] = desc
 	return nil
 }
 
@@ -570,12 +623,13 @@ func (t *layoutTarget) writeIndexBlobs(ctx context.Context, idx v1.ImageIndex, d
 	return t.writeBytes(ctx, h, raw)
 }
 
-// writeIndex writes index.json, sorted by source, so that a layout
-// written twice from the same images is the same whatever order the jobs
-// finished in. The caller holds t.mu (or is alone).
+// writeIndex writes index.json, sorted by source (charts by name and
+// version), so that a layout written twice from the same images is the
+// same whatever order the jobs finished in. The caller holds t.mu (or is
+// alone).
 func (t *layoutTarget) writeIndex() error {
 	sort.SliceStable(t.im.Manifests, func(i, j int) bool {
-		return t.im.Manifests[i].Annotations[AnnotationSource] < t.im.Manifests[j].Annotations[AnnotationSource]
+		return layoutKey(t.im.Manifests[i].Annotations) < layoutKey(t.im.Manifests[j].Annotations)
 	})
 	raw, err := json.MarshalIndent(t.im, "", "   ")
 	if err != nil {

@@ -159,22 +159,28 @@ func New(o Options) (*Mirror, error) {
 }
 
 // Copy copies the source image of each job to its target reference in a
-// registry, with its attachments (Options.Attachments).
+// registry, with its attachments (Options.Attachments), and pushes the
+// chart of each chart job (ChartJob) to its target.
 func (m *Mirror) Copy(ctx context.Context, jobs []Job) Summary {
 	tasks := make([]task, len(jobs))
 	for i, j := range jobs {
 		tasks[i] = task{Job: j, dest: j.Target}
-		src, err := parseRef(j.Source, m.insecure.has)
-		if err != nil {
-			tasks[i].err = err
-			continue
+		var err error
+		if j.Chart != nil {
+			tasks[i].origin = chartOrigin{c: j.Chart}
+		} else {
+			var src ref
+			if src, err = parseRef(j.Source, m.insecure.has); err != nil {
+				tasks[i].err = err
+				continue
+			}
+			tasks[i].origin = registryOrigin{m: m, ref: src}
 		}
 		dst, err := parseRef(j.Target, m.insecure.has)
 		if err != nil {
 			tasks[i].err = err
 			continue
 		}
-		tasks[i].origin = registryOrigin{m: m, ref: src}
 		tasks[i].target = registryTarget{m: m, ref: dst}
 	}
 	return m.run(ctx, tasks)
@@ -283,7 +289,7 @@ func (m *Mirror) run(ctx context.Context, tasks []task, notices ...notice) Summa
 	}
 	close(next)
 	wg.Wait()
-	s := Summary{attachments: m.listsAttachments()}
+	s := Summary{attachments: m.listsAttachments(), dryRun: m.opts.DryRun}
 	for _, r := range results {
 		s.add(r)
 	}
@@ -355,7 +361,7 @@ func (m *Mirror) transfer(ctx context.Context, rs *runState, t task, res *Result
 		return err
 	}
 	res.Status, res.Digest = out.status, out.digest.String()
-	if !m.listsAttachments() {
+	if !m.listsAttachments() || t.Chart != nil {
 		return nil
 	}
 	subjects, dropped, err := m.subjects(ctx, t, out)
@@ -549,6 +555,15 @@ func (m *Mirror) attachment(ctx context.Context, t task, f found) (Attachment, *
 // plan is transfer for a dry run.
 func (m *Mirror) plan(ctx context.Context, rs *runState, t task, res *Result) error {
 	res.Status = Planned
+	if t.Chart != nil {
+		// A chart's digest is known without asking anyone.
+		h, err := t.origin.digest(ctx)
+		if err != nil {
+			return err
+		}
+		res.Digest = h.String()
+		return nil
+	}
 	if m.opts.Pin {
 		h, err := t.origin.digest(ctx)
 		if err != nil {

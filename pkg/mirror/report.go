@@ -128,6 +128,9 @@ func errText(err error) string {
 // layout or a registry is quoted (Quote, clean).
 func resultLine(r Result) string {
 	where := Quote(r.Source) + " -> " + Quote(r.Destination)
+	if r.Chart != nil {
+		where = "chart " + where
+	}
 	switch r.Status {
 	case Copied:
 		return fmt.Sprintf("copied  %s (%s, %s)", where, shortDigest(r.Digest), humanBytes(r.Bytes))
@@ -144,18 +147,25 @@ func resultLine(r Result) string {
 }
 
 // summaryLine is the last line of a run.
-// Attachments are counted apart from images.
+// Attachments and charts are counted apart from images.
 func summaryLine(s Summary) string {
-	a := s.Attachments
-	if s.Planned > 0 && s.Copied+s.Skipped == 0 {
+	a, c := s.Attachments, s.Charts
+	if s.dryRun || s.Planned > 0 && s.Copied+s.Skipped == 0 {
+		line := fmt.Sprintf("dry run: %d images would be copied, %d failed", s.Planned, s.Failed+a.Failed)
 		if s.attachments {
-			return fmt.Sprintf("dry run: %d images and %d attachments would be copied, %d failed", s.Planned, a.Planned, s.Failed+a.Failed)
+			line = fmt.Sprintf("dry run: %d images and %d attachments would be copied, %d failed", s.Planned, a.Planned, s.Failed+a.Failed)
 		}
-		return fmt.Sprintf("dry run: %d images would be copied, %d failed", s.Planned, s.Failed)
+		if c.Total() > 0 {
+			line += fmt.Sprintf("; charts: %d would be pushed, %d failed", c.Planned, c.Failed)
+		}
+		return line
 	}
 	line := fmt.Sprintf("%d copied, %d skipped, %d failed, %s in %s", s.Copied, s.Skipped, s.Failed, humanBytes(s.Bytes), s.Elapsed.Round(100*time.Millisecond))
 	if s.attachments {
 		line += fmt.Sprintf("; attachments: %d copied, %d skipped, %d failed", a.Copied, a.Skipped, a.Failed)
+	}
+	if c.Total() > 0 {
+		line += fmt.Sprintf("; charts: %d pushed, %d skipped, %d failed", c.Copied, c.Skipped, c.Failed)
 	}
 	return line
 }

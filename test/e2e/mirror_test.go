@@ -61,6 +61,13 @@ type registryTLS struct{ certPEM, keyPEM []byte }
 // tlsc is given.
 func startRegistryOn(t *testing.T, ip string, tlsc *registryTLS) string {
 	t.Helper()
+	return startRegistryWith(t, ip, tlsc, "")
+}
+
+// startRegistryWith is startRegistryOn with storage settings added to the
+// registry's configuration (indented under storage:).
+func startRegistryWith(t *testing.T, ip string, tlsc *registryTLS, storage string) string {
+	t.Helper()
 	bin := needTool(t, "registry")
 	l, err := net.Listen("tcp", ip+":0")
 	if err != nil {
@@ -78,9 +85,9 @@ log:
 storage:
   filesystem:
     rootdirectory: %s
-http:
+%shttp:
   addr: %s
-`, filepath.Join(dir, "data"), host)
+`, filepath.Join(dir, "data"), storage, host)
 	client := http.DefaultClient
 	scheme := "http"
 	if tlsc != nil {

@@ -1,0 +1,75 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/rehost/rehost/pkg/helm"
+	"github.com/rehost/rehost/pkg/rendered"
+	"github.com/spf13/cobra"
+	"helm.sh/helm/v3/pkg/cli"
+)
+
+// pullCmd fetches a chart reference into a directory and prints the chart
+// file as JSON (rendered.ChartFile).
+func pullCmd(stdout io.Writer) *cobra.Command {
+	var (
+		o          helm.PullOptions
+		dest       string
+		userConfig bool
+	)
+	cmd := &cobra.Command{
+		Use:   "pull [flags] --dest DIR REF",
+		Short: "Fetch a chart reference (oci://…, NAME with --repo, REPO/NAME) into DIR, as JSON, for rehost",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if dest == "" {
+				return fmt.Errorf("--dest is required")
+			}
+			if userConfig {
+				o.Settings = cli.New()
+			}
+			p, err := helm.Pull(args[0], dest, o)
+			if err != nil {
+				return err
+			}
+			return json.NewEncoder(stdout).Encode(rendered.ChartFile{
+				Format: rendered.ChartFileFormat, Name: p.Name, Version: p.Version,
+				Path: p.Path, Provenance: p.Provenance, URL: p.URL,
+			})
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&dest, "dest", "", "directory to write the chart into")
+	fs.StringVar(&o.Version, "version", "", "chart version or SemVer constraint (default: the latest)")
+	fs.StringVar(&o.RepoURL, "repo", "", "chart repository URL; REF is then the chart's name")
+	fs.BoolVar(&o.PlainHTTP, "plain-http", false, "reach OCI registries over plain HTTP")
+	fs.BoolVar(&userConfig, "helm-user-config", false, "use the user's Helm configuration and cache instead of private empty ones")
+	return cmd
+}
+
+// packageCmd packages a chart reproducibly and prints the chart file as
+// JSON (rendered.ChartFile).
+func packageCmd(stdout io.Writer) *cobra.Command {
+	var output string
+	cmd := &cobra.Command{
+		Use:   "package --output FILE.tgz CHART",
+		Short: "Package a chart reproducibly, as JSON, for rehost",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if output == "" {
+				return fmt.Errorf("--output is required")
+			}
+			ch, err := helm.Package(args[0], output)
+			if err != nil {
+				return err
+			}
+			return json.NewEncoder(stdout).Encode(rendered.ChartFile{
+				Format: rendered.ChartFileFormat, Name: ch.Name(), Version: ch.Metadata.Version, Path: output,
+			})
+		},
+	}
+	cmd.Flags().StringVar(&output, "output", "", "the packaged chart to write (FILE.tgz)")
+	return cmd
+}

@@ -1,0 +1,262 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/rehost/rehost/pkg/manifest"
+	"github.com/rehost/rehost/pkg/rendered"
+	"github.com/spf13/cobra"
+)
+
+// chartSource holds the chart reference flags of a command and the charts
+// it fetched. A chart reference is an argument where a chart path is
+// accepted that names a chart to fetch: oci://host/path/name (with
+// --version, or a tag), an http(s) URL of a packaged chart, NAME (or
+// ALIAS/NAME) with --repo URL, or REPO/NAME of a repository added with
+// `helm repo add` (with --helm-user-config). An existing local path is
+// always a path, as with Helm. rehost-helm fetches each with Helm's getters
+// into a temporary directory, removed when the command ends.
+type chartSource struct {
+	version    string
+	repo       string
+	plainHTTP  bool
+	userConfig bool
+
+	cmd   *cobra.Command
+	dir   string            // the fetched and packaged charts, under os.TempDir
+	n     int               // directories made in dir
+	shown map[string]string // fetched file -> what the user gave, for messages
+	found []chartInput      // the chart inputs read, in order
+}
+
+// chartInput is a chart the command read: its local path and what it is
+// called in reports (the path, or the URL a reference resolved to).
+type chartInput struct {
+	path, source string
+}
+
+func (c *chartSource) register(cmd *cobra.Command) {
+	c.cmd = cmd
+	fs := cmd.Flags()
+	fs.StringVar(&c.version, "version", "", "chart references: the chart `VERSION` or a SemVer constraint (default: the latest)")
+	fs.StringVar(&c.repo, "repo", "", "chart references: a chart repository `URL`; a chart argument that is not a local path is a chart's name in it")
+	fs.BoolVar(&c.plainHTTP, "plain-http", false, "chart references: reach oci:// registries over plain HTTP")
+	fs.BoolVar(&c.userConfig, "helm-user-config", false, "chart references: use your Helm configuration and cache (repositories of helm repo add, registry logins) instead of private, empty ones")
+}
+
+// changed lists the chart reference flags given on the command line.
+func (c *chartSource) changed() []string {
+	var set []string
+	if c.cmd == nil {
+		return nil
+	}
+	for _, name := range []string{"version", "repo", "plain-http", "helm-user-config"} {
+		if c.cmd.Flags().Changed(name) {
+			set = append(set, "--"+name)
+		}
+	}
+	return set
+}
+
+// isRef says whether arg names a chart to fetch rather than a local path.
+func (c *chartSource) isRef(arg string) bool {
+	switch {
+	case arg == "-":
+		return false
+	case strings.HasPrefix(arg, "oci://"), strings.HasPrefix(arg, "https://"), strings.HasPrefix(arg, "http://"):
+		return true
+	}
+	if _, err := os.Stat(arg); err == nil {
+		return false // a local path first, as with Helm
+	}
+	if c.repo != "" {
+		return !filepath.IsAbs(arg) && !strings.HasPrefix(arg, ".")
+	}
+	return c.userConfig && repoName(arg)
+}
+
+// repoName says whether arg has the form REPO/NAME.
+func repoName(arg string) bool {
+	repo, name, ok := strings.Cut(arg, "/")
+	return ok && repo != "" && name != "" && !strings.Contains(name, "/") && !strings.HasPrefix(repo, ".") && !strings.ContainsAny(arg, `\:`)
+}
+
+// expand turns command-line arguments into inputs: chart references are
+// fetched, the rest expanded as manifest.ExpandPaths does (which fails
+// only when nothing at all is found).
+func (c *chartSource) expand(args []string, s streams) (*manifest.Expanded, error) {
+	if len(args) == 0 {
+		args = []string{"-"} // no PATH: standard input
+	}
+	var (
+		out   manifest.Expanded
+		local []string
+		refs  int
+	)
+	for _, a := range args {
+		if !c.isRef(a) {
+			e, err := manifest.Expand([]string{a})
+			if errors.Is(err, fs.ErrNotExist) && repoName(a) {
+				return nil, fmt.Errorf("%w (a chart in a repository: --repo URL, or --helm-user-config for the repositories of helm repo add)", err)
+			}
+			if err != nil && !errors.Is(err, manifest.ErrNoInputs) {
+				return nil, err
+			}
+			if e != nil {
+				out.Inputs = append(out.Inputs, e.Inputs...)
+				out.Others = append(out.Others, e.Others...)
+				out.Links = append(out.Links, e.Links...)
+			}
+			local = append(local, a)
+			continue
+		}
+		refs++
+		f, err := c.fetch(a)
+		if err != nil {
+			return nil, err
+		}
+		out.Inputs = append(out.Inputs, manifest.Input{Path: f.Path, Rel: filepath.Base(f.Path), Chart: true})
+	}
+	if set := c.changed(); len(set) > 0 && refs == 0 {
+		fmt.Fprintf(s.err, "rehost: warning: %s only apply to chart references (oci://…, NAME with --repo), and no input is one\n", strings.Join(set, ", "))
+	}
+	if len(out.Inputs) == 0 && len(local) > 0 {
+		_, err := manifest.Expand(local) // the error naming every path
+		return nil, err
+	}
+	warnLinks(out.Links, s)
+	return &out, nil
+}
+
+// local returns the local path of a chart argument, fetching it when it is
+// a reference.
+func (c *chartSource) local(arg string) (string, error) {
+	if !c.isRef(arg) {
+		if _, err := os.Stat(arg); errors.Is(err, fs.ErrNotExist) && repoName(arg) {
+			return "", fmt.Errorf("%w (a chart in a repository: --repo URL, or --helm-user-config for the repositories of helm repo add)", err)
+		}
+		if set := c.changed(); len(set) > 0 {
+			fmt.Fprintf(c.cmd.ErrOrStderr(), "rehost: warning: %s only apply to chart references (oci://…, NAME with --repo), and %s is a local path\n", strings.Join(set, ", "), arg)
+		}
+		return arg, nil
+	}
+	f, err := c.fetch(arg)
+	if err != nil {
+		return "", err
+	}
+	return f.Path, nil
+}
+
+// tempDir returns a new directory under the command's temporary
+// directory.
+func (c *chartSource) tempDir() (string, error) {
+	if c.dir == "" {
+		dir, err := os.MkdirTemp("", "rehost-charts-*")
+		if err != nil {
+			return "", err
+		}
+		c.dir = dir
+	}
+	c.n++
+	d := filepath.Join(c.dir, strconv.Itoa(c.n))
+	return d, os.Mkdir(d, 0o700)
+}
+
+// fetch runs rehost-helm pull on a reference.
+func (c *chartSource) fetch(ref string) (*rendered.ChartFile, error) {
+	dest, err := c.tempDir()
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"pull", "--dest=" + dest}
+	if c.version != "" {
+		args = append(args, "--version="+c.version)
+	}
+	if c.repo != "" {
+		args = append(args, "--repo="+c.repo)
+	}
+	if c.plainHTTP {
+		args = append(args, "--plain-http")
+	}
+	if c.userConfig {
+		args = append(args, "--helm-user-config")
+	}
+	what := ref
+	if c.version != "" {
+		what += " --version " + c.version
+	}
+	if c.repo != "" {
+		what += " --repo " + c.repo
+	}
+	out, err := runHelmHelper("fetching ", append(args, "--", ref), nil)
+	if err != nil {
+		if strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") && !c.plainHTTP {
+			err = fmt.Errorf("%w (a registry over plain HTTP: --plain-http)", err)
+		}
+		return nil, err
+	}
+	var f rendered.ChartFile
+	if err := json.Unmarshal(out, &f); err != nil {
+		return nil, fmt.Errorf("fetching chart %s: reading the output of %s: %w", what, helmHelper, err)
+	}
+	if f.Format != rendered.ChartFileFormat {
+		return nil, fmt.Errorf("fetching chart %s: %s writes format %d, this rehost reads format %d: install the rehost-helm of the same release as rehost (%s)", what, helmHelper, f.Format, rendered.ChartFileFormat, installHint(helmHelper))
+	}
+	if c.shown == nil {
+		c.shown = map[string]string{}
+	}
+	c.shown[f.Path] = f.URL
+	if f.URL == "" {
+		c.shown[f.Path] = ref
+	}
+	return &f, nil
+}
+
+// show is what a chart path is called in messages: the reference it was
+// fetched from, or the path itself.
+func (c *chartSource) show(path string) string {
+	if s, ok := c.shown[path]; ok {
+		return s
+	}
+	return path
+}
+
+// cleanup removes the fetched charts.
+func (c *chartSource) cleanup() {
+	if c.dir != "" {
+		os.RemoveAll(c.dir)
+		c.dir = ""
+	}
+}
+
+// runHelmHelper runs rehost-helm with args and returns its standard
+// output. Its error message (which names the chart) follows prefix.
+func runHelmHelper(prefix string, args []string, stdin io.Reader) ([]byte, error) {
+	bin, err := findHelmHelper()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdin = stdin
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(strings.TrimPrefix(stderr.String(), helmHelper+": "))
+		var exit *exec.ExitError
+		if msg == "" || !errors.As(err, &exit) {
+			msg = fmt.Sprintf("%s: %v %s", bin, err, msg)
+		}
+		return nil, errors.New(prefix + msg)
+	}
+	return stdout.Bytes(), nil
+}

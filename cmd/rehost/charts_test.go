@@ -1,0 +1,130 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rehost/rehost/pkg/mirror"
+)
+
+// TestChartReference: which arguments name a chart to fetch. A local path
+// is a path first, as with Helm; REPO/NAME is a reference only with the
+// user's Helm configuration, where repositories have names.
+func TestChartReference(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "charts", "shop"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	for _, tt := range []struct {
+		arg        string
+		repo       string
+		userConfig bool
+		want       bool
+	}{
+		{arg: "oci://ghcr.io/x/shop", want: true},
+		{arg: "https://charts.example/shop-1.0.0.tgz", want: true},
+		{arg: "http://127.0.0.1:8080/shop-1.0.0.tgz", want: true},
+		{arg: "-"},
+		{arg: "charts/shop"}, // exists
+		{arg: "charts/shop", repo: "https://charts.example"}, // exists: still a path
+		{arg: "shop", repo: "https://charts.example", want: true},
+		{arg: "myrepo/shop", repo: "https://charts.example", want: true},
+		{arg: "./shop", repo: "https://charts.example"},
+		{arg: "/abs/shop", repo: "https://charts.example"},
+		{arg: "stable/shop"}, // a missing path, without the user's repositories
+		{arg: "stable/shop", userConfig: true, want: true},
+		{arg: "a/b/shop", userConfig: true},
+		{arg: "./stable/shop", userConfig: true},
+		{arg: "shop", userConfig: true},
+	} {
+		c := &chartSource{repo: tt.repo, userConfig: tt.userConfig}
+		if got := c.isRef(tt.arg); got != tt.want {
+			t.Errorf("isRef(%q) with repo %q, user config %t = %t, want %t", tt.arg, tt.repo, tt.userConfig, got, tt.want)
+		}
+	}
+}
+
+// TestChartReferenceHelper: a reference is fetched by rehost-helm pull
+// with the chart source flags; its error is rehost-helm's, which names
+// the chart, after "fetching"; a plain-HTTP registry gets a hint.
+func TestChartReferenceHelper(t *testing.T) {
+	record := fakeHelper(t, `chart oci://127.0.0.1:5000/charts/shop version 1.2.0: Get "https://127.0.0.1:5000/v2/": http: server gave HTTP response to HTTPS client`, 1)
+	_, errOut, code := rehost(t, "", "images", "oci://127.0.0.1:5000/charts/shop", "--version", "1.2.0", "--helm-user-config")
+	if code != 1 || errOut != "rehost: fetching chart oci://127.0.0.1:5000/charts/shop version 1.2.0: Get \"https://127.0.0.1:5000/v2/\": http: server gave HTTP response to HTTPS client (a registry over plain HTTP: --plain-http)\n" {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+	args, _ := os.ReadFile(record)
+	lines := strings.Split(string(args), "\n")
+	if len(lines) < 6 || lines[0] != "pull" || !strings.HasPrefix(lines[1], "--dest=") || strings.Join(lines[2:6], " ") != "--version=1.2.0 --helm-user-config -- oci://127.0.0.1:5000/charts/shop" {
+		t.Errorf("rehost-helm arguments:\n%s", args)
+	}
+
+	record = fakeHelper(t, "chart shop in repository http://charts.example: no chart shop in http://charts.example", 1)
+	_, errOut, code = rehost(t, "", "values", "shop", "--repo", "http://charts.example", "--plain-http")
+	if code != 1 || errOut != "rehost: fetching chart shop in repository http://charts.example: no chart shop in http://charts.example\n" {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+	args, _ = os.ReadFile(record)
+	if !strings.Contains(string(args), "--repo=http://charts.example\n--plain-http\n--\nshop\n") {
+		t.Errorf("rehost-helm arguments:\n%s", args)
+	}
+}
+
+// TestChartSourceFlagsWithoutReference: the chart reference flags warn
+// when no input is a reference.
+func TestChartSourceFlagsWithoutReference(t *testing.T) {
+	_, errOut, code := rehost(t, "image: nginx:1\n", "images", "--version", "1.0.0", "--plain-http")
+	if code != 0 || !strings.Contains(errOut, "rehost: warning: --version, --plain-http only apply to chart references (oci://…, NAME with --repo), and no input is one") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestMirrorChartsFlags(t *testing.T) {
+	_, errOut, code := rehost(t, "nginx:1\n", "mirror", "--image-list", "-", "--dry-run", "--charts", "relocate")
+	if code == 0 || !strings.Contains(errOut, "--charts relocate: want relocated, as-is or none") {
+		t.Errorf("--charts relocate: exit %d, stderr %q", code, errOut)
+	}
+	_, errOut, code = rehost(t, "", "mirror", "--from-oci", t.TempDir(), "--charts", "none")
+	if code == 0 || !strings.Contains(errOut, "--from-oci pushes the charts of the layout as they were written: it takes no --charts") {
+		t.Errorf("--from-oci --charts: exit %d, stderr %q", code, errOut)
+	}
+	_, errOut, code = rehost(t, "nginx:1\n", "mirror", "--image-list", "-", "--dry-run", "--charts-path", "Helm")
+	if code == 0 || !strings.Contains(errOut, `--charts-path: "Helm"`) {
+		t.Errorf("--charts-path Helm: exit %d, stderr %q", code, errOut)
+	}
+	help, _, _ := rehost(t, "", "mirror", "--help")
+	for _, want := range []string{"--charts string", "--charts-path", "--allow-partial", "<registry>/<charts-path>/<name>:<version>", "--repo", "--version"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("mirror --help does not mention %q", want)
+		}
+	}
+	if strings.Contains(help, "--no-chart-sources") {
+		t.Error("mirror --help offers --no-chart-sources, which mirror does not use")
+	}
+}
+
+// TestMirrorChartFailures: failed charts are counted and listed apart from
+// images, each named as a chart.
+func TestMirrorChartFailures(t *testing.T) {
+	boom := errors.New("403 Forbidden")
+	s := mirror.Summary{
+		Results: []mirror.Result{
+			{Job: mirror.Job{Source: "docker.io/library/nginx:1", Target: "r/library/nginx:1"}, Destination: "r/library/nginx:1", Status: mirror.Copied},
+			{Job: mirror.Job{Source: "charts/shop", Target: "r/charts/shop:1.2.0", Chart: &mirror.Chart{Name: "shop", Version: "1.2.0"}}, Destination: "r/charts/shop:1.2.0", Status: mirror.Failed, Err: boom},
+		},
+		Copied: 1,
+		Charts: mirror.Counts{Failed: 1},
+	}
+	want := "mirror: 1 of 1 charts failed:\n  chart charts/shop -> r/charts/shop:1.2.0: 403 Forbidden"
+	if got := failures(s).Error(); got != want {
+		t.Errorf("failures:\n%s\nwant:\n%s", got, want)
+	}
+	s.Results[0].Status, s.Results[0].Err, s.Copied, s.Failed = mirror.Failed, boom, 0, 1
+	if got := failures(s).Error(); !strings.HasPrefix(got, "mirror: 1 of 1 images and 1 of 1 charts failed:\n  docker.io/library/nginx:1 -> r/library/nginx:1: 403 Forbidden\n  chart charts/shop") {
+		t.Errorf("failures:\n%s", got)
+	}
+}
