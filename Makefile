@@ -12,7 +12,7 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 # cmd/rehost-fn), go-containerregistry (pkg/mirror), Helm (pkg/helm,
 # cmd/rehost-helm), cobra (the commands); the test modules link what only
 # tests need (real binaries, ggcr's parser, Helm 4). docs/modules.md.
-MODULES  := . pkg/mirror pkg/krmfn pkg/helm cmd/rehost cmd/rehost-fn cmd/rehost-helm test/e2e test/helm4compat test/parity
+MODULES  := . pkg/mirror pkg/krmfn pkg/helm cmd/rehost cmd/rehost-fn cmd/rehost-helm test/e2e test/helm4compat test/parity test/policy
 PACKAGES := ./... $(foreach m,$(filter-out .,$(MODULES)),./$(m)/...)
 BINARIES := ./cmd/rehost ./cmd/rehost-fn ./cmd/rehost-helm
 
@@ -42,6 +42,7 @@ fuzz: ## a short run of every fuzz target
 	$(GO) test -run '^$$' -fuzz '^FuzzRewriteEmbedded$$' -fuzztime 30s ./pkg/manifest
 	$(GO) test -run '^$$' -fuzz '^FuzzOperators$$' -fuzztime 30s ./pkg/manifest
 	$(GO) test -run '^$$' -fuzz '^FuzzParseRef$$' -fuzztime 30s ./test/parity
+	$(GO) test -run '^$$' -fuzz '^FuzzPolicy$$' -fuzztime 30s ./test/policy
 
 bench-data: ## generate the benchmark corpus under testdata/bench (git-ignored)
 	$(GO) run ./internal/benchdata -out testdata/bench

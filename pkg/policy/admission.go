@@ -85,12 +85,23 @@ func indent(s, by string) string {
 // matchConstraints selects Pod creations and updates, and updates of the
 // ephemeralcontainers subresource (kubectl debug), whose object is the Pod.
 func (g generator) matchConstraints() *yaml.Node {
-	return mapping("resourceRules", seq(mapping(
-		"apiGroups", []string{""},
-		"apiVersions", []string{"v1"},
-		"operations", []string{"CREATE", "UPDATE"},
-		"resources", []string{"pods", "pods/ephemeralcontainers"},
-	)))
+	return mapping(
+		"matchPolicy", "Equivalent",
+		"namespaceSelector", emptySelector(),
+		"objectSelector", emptySelector(),
+		"resourceRules", seq(mapping(
+			"apiGroups", []string{""},
+			"apiVersions", []string{"v1"},
+			"operations", []string{"CREATE", "UPDATE"},
+			"resources", []string{"pods", "pods/ephemeralcontainers"},
+			"scope", "Namespaced",
+		)))
+}
+
+// emptySelector selects everything. The API server defaults absent
+// selectors to it; the policies spell it out.
+func emptySelector() *yaml.Node {
+	return &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle}
 }
 
 func (g generator) matchConditions() *yaml.Node {
@@ -102,7 +113,11 @@ func (g generator) matchConditions() *yaml.Node {
 
 // matchResources holds the namespace selector.
 func (g generator) matchResources() *yaml.Node {
-	return mapping(key{"namespaceSelector", selectorComment(g.o.NamespaceSelector)}, g.labelSelector())
+	return mapping(
+		"matchPolicy", "Equivalent",
+		key{"namespaceSelector", selectorComment(g.o.NamespaceSelector)}, g.labelSelector(),
+		"objectSelector", emptySelector(),
+	)
 }
 
 func selectorComment(s string) string {
@@ -117,7 +132,7 @@ func selectorComment(s string) string {
 
 func (g generator) labelSelector() *yaml.Node {
 	if len(g.sel) == 0 {
-		return &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle}
+		return emptySelector()
 	}
 	var exprs []*yaml.Node
 	for _, r := range g.sel {
