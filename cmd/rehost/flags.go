@@ -30,16 +30,24 @@ type mappingFlags struct {
 }
 
 func (f *mappingFlags) register(cmd *cobra.Command) {
+	f.registerMapping(cmd)
 	fs := cmd.Flags()
-	fs.StringVar(&f.config, "config", "", "RewriteConfig file (flags override its fields)")
-	fs.StringVar(&f.registry, "registry", rewrite.DefaultRegistry, "target registry, host[:port] or host[:port]/prefix")
-	fs.StringArrayVar(&f.exclude, "exclude", nil, "registry host or repository prefix to leave as written (repeatable)")
-	fs.StringVar(&f.pathStyle, "path-style", string(rewrite.PathStyleStrip), "target layout: strip (drop the source host) or nest (keep it as the first path component)")
 	fs.BoolVar(&f.skipInvalid, "skip-invalid", false, "warn about invalid image references and leave them as written instead of failing")
 	fs.BoolVar(&f.rewriteEmbedded, "rewrite-embedded", false, "also rewrite (and list) the image references embedded in free text: ConfigMap data, annotations, other args and command words (the named ones, --*-image= and *_IMAGE, are by default)")
 	fs.BoolVar(&f.noNamedEmbedded, "no-named-embedded", false, "leave image references in image-named flags and env vars (--*-image=, *_IMAGE) as written and unlisted, like other embedded references")
 	fs.BoolVar(&f.noAddRegistry, "no-add-registry", false, "do not add absent registry settings of operators (tigera Installation spec.registry); report them")
 	fs.StringArrayVar(&f.imagesFrom, "images-from", nil, "also take the images of this hand-kept image list `FILE` (one reference a line, # comments; - for stdin; repeatable); files named imageList in input directories are read without it")
+}
+
+// registerMapping registers the flags of the mapping alone (config,
+// registry, exclusions, path style): for commands that map images but read
+// no manifests (rehost policy).
+func (f *mappingFlags) registerMapping(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.StringVar(&f.config, "config", "", "RewriteConfig file (flags override its fields)")
+	fs.StringVar(&f.registry, "registry", rewrite.DefaultRegistry, "target registry, host[:port] or host[:port]/prefix")
+	fs.StringArrayVar(&f.exclude, "exclude", nil, "registry host or repository prefix to leave as written (repeatable)")
+	fs.StringVar(&f.pathStyle, "path-style", string(rewrite.PathStyleStrip), "target layout: strip (drop the source host) or nest (keep it as the first path component)")
 }
 
 // load reads the config file, if any, and applies the flags the user set.

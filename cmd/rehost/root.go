@@ -37,6 +37,7 @@ function, and as a Go library.`,
 		newMirrorCmd(s),
 		newValuesCmd(s),
 		newRelocateCmd(s),
+		newPolicyCmd(s),
 	)
 	return root
 }
