@@ -245,3 +245,37 @@ func TestPolicyKyverno(t *testing.T) {
 		}
 	}
 }
+
+// TestPolicyKyvernoValidate: with --validate, the Kyverno CLI reports a
+// Pod whose image the mutation could not cover (an invalid reference),
+// after the mutation (a rewritten image passes), and passes a clean Pod.
+func TestPolicyKyvernoValidate(t *testing.T) {
+	kyverno := needTool(t, "kyverno")
+	dir := t.TempDir()
+	pol := filepath.Join(dir, "policy.yaml")
+	if err := os.WriteFile(pol, run(t, nil, rehostBin(), "policy", "--format", "kyverno", "--validate", "--exclude", "quay.io"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		images []string
+		fail   string // the failing rule, or ""
+	}{
+		{[]string{"nginx", "quay.io/team/app:1", "busybox:1.36", "sea.hub:5000/x:1"}, ""},
+		{[]string{"nginx", "busybox:1.36", "UPPER/case"}, "rehost-check-ephemeral-containers validation failure"},
+	} {
+		pods := filepath.Join(dir, "pods.yaml")
+		if err := os.WriteFile(pods, policyPods(tt.images), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, errOut, err := runErr(nil, kyverno, "apply", pol, "--resource", pods)
+		if tt.fail == "" {
+			if err != nil || !bytes.Contains(out, []byte("fail: 0,")) {
+				t.Errorf("%v: %v\n%s%s", tt.images, err, out, errOut)
+			}
+			continue
+		}
+		if err == nil || !bytes.Contains(out, []byte(tt.fail)) || !bytes.Contains(out, []byte("fail: 1,")) {
+			t.Errorf("%v: want one failure of %s, got %v\n%s%s", tt.images, tt.fail, err, out, errOut)
+		}
+	}
+}
