@@ -10,12 +10,13 @@ import (
 
 // The Kyverno ClusterPolicy restates the mapping in JMESPath with
 // Kyverno's functions regex_match, regex_replace_all, to_lower and
-// replace_all (RE2, as CEL's): a foreach over each container list (Kyverno
-// 1.5, the version sealer ships, onwards) computes, per container, the
-// parts of the reference in context variables, skips the containers the
-// mapper leaves as written (preconditions), and sets the image by name
-// with a strategic merge patch. Only what Kyverno 1.5 has is used: no
-// operations match field, no any/all match blocks, no CEL.
+// replace_all (RE2, as CEL's): a foreach over each container list computes,
+// per container, the parts of the reference in context variables, skips
+// the containers the mapper leaves as written (preconditions), and sets the
+// image with a JSON patch by elementIndex. That needs Kyverno 1.6 (which
+// fixed variables and preconditions in foreach and added JSON patches and
+// elementIndex there); sealer's Kyverno 1.5 is older. Nothing newer is
+// used: no operations match field, no any/all match blocks, no CEL.
 const (
 	// kySplit splits a reference into registry host (group 1, without
 	// its "/"), repository path (2) and the tag and digest as written
