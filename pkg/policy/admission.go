@@ -23,6 +23,10 @@ static Pod's own manifest, so a changed mirror would only misreport it.`
 	commentMutation = `ApplyConfiguration merges by container name (the lists are keyed by
 name), so no index is needed and no other container is touched; CEL
 maps each image as rehost's mapper does (pkg/rewrite).`
+	commentRules = `Pod creations, and updates of the ephemeralcontainers subresource
+(kubectl debug). Not other Pod updates: they carry label and annotation
+changes too, and rewriting the images of a Pod created before the policy
+there would restart its containers.`
 	commentValidationActions = `Warn and Audit report Pods with images outside the target registry that
 the mutation did not cover; rehost policy --deny writes Deny.`
 )
@@ -68,15 +72,26 @@ func (g generator) admission() []*yaml.Node {
 	return docs
 }
 
-// applyExpr is the mutation of one container list.
+// applyExpr is the mutation of one container list. Ephemeral containers
+// that the Pod had before the request (oldObject, on an update of the
+// ephemeralcontainers subresource) are left alone: the API server refuses
+// any change to them.
 func applyExpr(c celMapping, list string) string {
+	filter := "has(c.image)"
+	if list == "ephemeralContainers" {
+		filter = "has(c.image) && !(" + oldEphemeral + ")"
+	}
 	return fmt.Sprintf(`has(object.spec.%[1]s) ?
-Object{spec: Object.spec{%[1]s: object.spec.%[1]s.filter(c, has(c.image)).map(c,
+Object{spec: Object.spec{%[1]s: object.spec.%[1]s.filter(c, %[3]s).map(c,
   Object.spec.%[1]s{name: c.name, image:
 %[2]s
   })}} :
-Object{}`, list, indent(c.image("c.image"), "  "))
+Object{}`, list, indent(c.image("c.image"), "  "), filter)
 }
+
+// oldEphemeral is true when the ephemeral container c was in the Pod
+// before the request.
+const oldEphemeral = "oldObject != null && has(oldObject.spec.ephemeralContainers) && oldObject.spec.ephemeralContainers.exists(o, o.name == c.name)"
 
 func indent(s, by string) string {
 	return by + strings.ReplaceAll(s, "\n", "\n"+by)
@@ -89,13 +104,22 @@ func (g generator) matchConstraints() *yaml.Node {
 		"matchPolicy", "Equivalent",
 		"namespaceSelector", emptySelector(),
 		"objectSelector", emptySelector(),
-		"resourceRules", seq(mapping(
-			"apiGroups", []string{""},
-			"apiVersions", []string{"v1"},
-			"operations", []string{"CREATE", "UPDATE"},
-			"resources", []string{"pods", "pods/ephemeralcontainers"},
-			"scope", "Namespaced",
-		)))
+		key{"resourceRules", commentRules}, seq(
+			mapping(
+				"apiGroups", []string{""},
+				"apiVersions", []string{"v1"},
+				"operations", []string{"CREATE"},
+				"resources", []string{"pods"},
+				"scope", "Namespaced",
+			),
+			mapping(
+				"apiGroups", []string{""},
+				"apiVersions", []string{"v1"},
+				"operations", []string{"UPDATE"},
+				"resources", []string{"pods/ephemeralcontainers"},
+				"scope", "Namespaced",
+			),
+		))
 }
 
 // emptySelector selects everything. The API server defaults absent
@@ -153,7 +177,9 @@ func (g generator) validating(c celMapping) []*yaml.Node {
 	for _, l := range containerLists {
 		lists = append(lists, fmt.Sprintf("(has(object.spec.%[1]s) ? object.spec.%[1]s : [])", l))
 	}
-	images := "(" + strings.Join(lists, " +\n") + ")\n.filter(c, has(c.image)).map(c, c.image)"
+	images := "(oldObject == null ?\n" + strings.Join(lists, " +\n") +
+		" :\n(has(object.spec.ephemeralContainers) ? object.spec.ephemeralContainers.filter(c, !(" + oldEphemeral + ")) : [])" +
+		")\n.filter(c, has(c.image)).map(c, c.image)"
 	uncovered := "variables.images.filter(s, !(\n" + indent(c.covered("s"), "  ") + "\n))"
 	failure, actions := "Ignore", []string{"Warn", "Audit"}
 	failureComment := "Ignore: a report must never block a Pod."
@@ -170,7 +196,7 @@ func (g generator) validating(c celMapping) []*yaml.Node {
 			"matchConstraints", g.matchConstraints(),
 			"matchConditions", g.matchConditions(),
 			"variables", seq(
-				mapping("name", "images", "expression", literal(images)),
+				mapping(key{"name", "The images of a new Pod, or of the ephemeral containers an update adds."}, "images", "expression", literal(images)),
 				mapping(key{"name", "Valid references in the target registry or excluded need no rewriting;\nanything else the mutation did not cover."}, "uncovered", "expression", literal(uncovered)),
 			),
 			"validations", seq(mapping(

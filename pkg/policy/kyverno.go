@@ -119,9 +119,12 @@ func (g generator) kyMatch() (match, exclude *yaml.Node) {
 	return match, exclude
 }
 
-// kyPreconditions skip mirror Pods and Pods without the list.
+// kyPreconditions select Pod creations (as the admission policy does, see
+// commentRules; the ephemeralcontainers subresource is left to render time
+// and the admission policy) and skip mirror Pods and Pods without the list.
 func kyPreconditions(list string) *yaml.Node {
 	return mapping("all", seq(
+		mapping("key", "{{ request.operation }}", "operator", "Equals", "value", "CREATE"),
 		mapping("key", `{{ request.object.metadata.annotations."kubernetes.io/config.mirror" || '' }}`, "operator", "Equals", "value", ""),
 		mapping("key", fmt.Sprintf("{{ length(request.object.spec.%s || `[]`) }}", list), "operator", "NotEquals", "value", &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: "0"}),
 	))

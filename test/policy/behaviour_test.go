@@ -58,18 +58,55 @@ func TestMirrorPod(t *testing.T) {
 
 // TestEphemeralContainers: kubectl debug adds an ephemeral container with
 // an update of the pods/ephemeralcontainers subresource; its image is
-// rewritten too.
+// rewritten too, and reported by the check when it cannot be. The
+// ephemeral containers the Pod had before (here one made before the policy,
+// with a public image) are left alone: the API server refuses any change
+// to them.
 func TestEphemeralContainers(t *testing.T) {
-	s := newAPIServer(t, generate(t, rewrite.Config{}, policy.Options{}))
+	s := newAPIServer(t, generate(t, rewrite.Config{}, policy.Options{Validate: true, Deny: true}))
+	ephemeral := func(name, image string) corev1.EphemeralContainer {
+		return corev1.EphemeralContainer{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: name, Image: image}}
+	}
 	old := podOf("apps", []string{"sea.hub:5000/library/nginx"})
-	p := old.DeepCopy()
-	p.Spec.EphemeralContainers = []corev1.EphemeralContainer{{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "debugger", Image: "busybox:1.36"}}}
-	attrs := admission.NewAttributesRecord(p, old, podGVK, p.Namespace, p.Name, podGVR, "ephemeralcontainers", admission.Update, &metav1.UpdateOptions{}, false, &user.DefaultInfo{Name: "tester"})
-	if err := s.mutating.Admit(t.Context(), attrs, s.oi); err != nil {
+	old.Spec.EphemeralContainers = []corev1.EphemeralContainer{ephemeral("before", "busybox")}
+	debug := func(image string) (*corev1.Pod, error) {
+		p := old.DeepCopy()
+		p.Spec.EphemeralContainers = append(p.Spec.EphemeralContainers, ephemeral("debugger", image))
+		attrs := admission.NewAttributesRecord(p, old, podGVK, p.Namespace, p.Name, podGVR, "ephemeralcontainers", admission.Update, &metav1.UpdateOptions{}, false, &user.DefaultInfo{Name: "tester"})
+		if err := s.mutating.Admit(t.Context(), attrs, s.oi); err != nil {
+			return nil, err
+		}
+		if err := s.validating.Validate(t.Context(), attrs, s.oi); err != nil {
+			return nil, err
+		}
+		return attrs.GetObject().(*corev1.Pod), nil
+	}
+	got, err := debug("busybox:1.36")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if img := attrs.GetObject().(*corev1.Pod).Spec.EphemeralContainers[0].Image; img != "sea.hub:5000/library/busybox:1.36" {
-		t.Errorf("ephemeral container image %s", img)
+	if e := got.Spec.EphemeralContainers; e[0].Image != "busybox" || e[1].Image != "sea.hub:5000/library/busybox:1.36" {
+		t.Errorf("ephemeral container images %s, %s; want busybox (as it was), sea.hub:5000/library/busybox:1.36", e[0].Image, e[1].Image)
+	}
+	if _, err := debug("UPPER/case"); err == nil || !strings.Contains(err.Error(), "UPPER/case") || strings.Contains(err.Error(), "busybox") {
+		t.Errorf("debugging with an invalid image: %v; want a denial naming UPPER/case alone", err)
+	}
+}
+
+// TestPodUpdate: updates of a Pod (labels, annotations, images) are left
+// alone: rewriting the images of a Pod created before the policy in an
+// update would restart its containers; and the check does not block them.
+func TestPodUpdate(t *testing.T) {
+	s := newAPIServer(t, generate(t, rewrite.Config{}, policy.Options{Validate: true, Deny: true}))
+	old := podOf("apps", []string{"nginx", "busybox"})
+	p := old.DeepCopy()
+	p.Labels = map[string]string{"a": "b"}
+	got, _, err := s.admit(p, admission.Update, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if imgs := imagesOf(got); imgs[0] != "nginx" || imgs[1] != "busybox" {
+		t.Errorf("update changed images: %v", imgs)
 	}
 }
 

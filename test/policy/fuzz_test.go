@@ -67,7 +67,7 @@ func FuzzPolicy(f *testing.F) {
 			}
 		}
 		if w != img {
-			again, _, err := s.admit(got, admission.Update, got)
+			again, _, err := s.admit(got, admission.Create, nil)
 			if err != nil || imagesOf(again)[0] != w {
 				t.Fatalf("%q: second pass: %v, %v", img, err, imagesOf(again))
 			}

@@ -77,7 +77,7 @@ func generate(t testing.TB, c rewrite.Config, o policy.Options) []byte {
 
 // checkImages admits Pods of the images, batch by batch, and compares
 // every container's image with the mapper's; each result is admitted
-// again (an update with the same images) and must not change.
+// again (created anew) and must not change.
 func checkImages(t *testing.T, s *apiServer, m *rewrite.Mapper, images []string, batch int) (changed int) {
 	t.Helper()
 	for len(images) > 0 {
@@ -98,7 +98,7 @@ func checkImages(t *testing.T, s *apiServer, m *rewrite.Mapper, images []string,
 				changed++
 			}
 		}
-		again, _, err := s.admit(got, admission.Update, got)
+		again, _, err := s.admit(got, admission.Create, nil)
 		if err != nil {
 			t.Errorf("admitting the result again: %v", err)
 			continue
