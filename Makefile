@@ -11,9 +11,9 @@ LDFLAGS := -s -w -X main.version=$(VERSION)
 # are; each heavy dependency lives in a module of its own: kyaml (pkg/krmfn,
 # cmd/rehost-fn), go-containerregistry (pkg/mirror), Helm (pkg/helm,
 # cmd/rehost-helm), cobra (the commands); the test modules link what only
-# tests need (real binaries, ggcr's parser, Helm 4, sealer's Helm 3.9, every
-# module for the documentation's programs). docs/modules.md.
-MODULES  := . pkg/mirror pkg/krmfn pkg/helm cmd/rehost cmd/rehost-fn cmd/rehost-helm test/docs test/e2e test/helm4compat test/helm39 test/parity
+# tests need (real binaries, ggcr's parser, Helm 4, sealer's Helm 3.9, the API server's
+# admission plugins, every module for the documentation's programs). docs/modules.md.
+MODULES  := . pkg/mirror pkg/krmfn pkg/helm cmd/rehost cmd/rehost-fn cmd/rehost-helm test/docs test/e2e test/helm4compat test/helm39 test/parity test/policy
 # SOLO modules pin older versions of dependencies than the workspace's
 # build list selects (test/helm39: sealer's Helm 3.9.4, where go.work
 # selects pkg/helm's 3.22): they are vetted and tested with GOWORK=off.
@@ -52,6 +52,7 @@ fuzz: ## a short run of every fuzz target
 	$(GO) test -run '^$$' -fuzz '^FuzzOperators$$' -fuzztime 30s ./pkg/manifest
 	$(GO) test -run '^$$' -fuzz '^FuzzChartSources$$' -fuzztime 30s ./pkg/manifest
 	$(GO) test -run '^$$' -fuzz '^FuzzParseRef$$' -fuzztime 30s ./test/parity
+	$(GO) test -run '^$$' -fuzz '^FuzzPolicy$$' -fuzztime 30s ./test/policy
 
 bench-data: ## generate the benchmark corpus under testdata/bench (git-ignored)
 	$(GO) run ./internal/benchdata -out testdata/bench

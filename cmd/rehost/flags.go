@@ -38,11 +38,8 @@ type mappingFlags struct {
 }
 
 func (f *mappingFlags) register(cmd *cobra.Command) {
+	f.registerMapping(cmd)
 	fs := cmd.Flags()
-	fs.StringVar(&f.config, "config", "", "RewriteConfig file (flags override its fields)")
-	fs.StringVar(&f.registry, "registry", rewrite.DefaultRegistry, "target registry, host[:port] or host[:port]/prefix")
-	fs.StringArrayVar(&f.exclude, "exclude", nil, "registry host or repository prefix to leave as written (repeatable)")
-	fs.StringVar(&f.pathStyle, "path-style", string(rewrite.PathStyleStrip), "target layout: strip (drop the source host) or nest (keep it as the first path component)")
 	fs.BoolVar(&f.skipInvalid, "skip-invalid", false, "warn about invalid image references and leave them as written instead of failing")
 	fs.BoolVar(&f.rewriteEmbedded, "rewrite-embedded", false, "also rewrite (and list) the image references embedded in free text: ConfigMap data, annotations, other args and command words (the named ones, --*-image= and *_IMAGE, are by default)")
 	fs.BoolVar(&f.noNamedEmbedded, "no-named-embedded", false, "leave image references in image-named flags and env vars (--*-image=, *_IMAGE) as written and unlisted, like other embedded references")
@@ -58,6 +55,17 @@ func (f *mappingFlags) registerCharts(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.StringVar(&f.chartsPath, "charts-path", rewrite.DefaultChartsPath, "repository `PATH` of the charts below the target registry and its prefix, where rehost mirror pushes them: Flux and Argo CD chart sources are rewritten to <registry>/PATH")
 	fs.BoolVar(&f.noChartSources, "no-chart-sources", false, "leave the chart sources of Flux (HelmRepository, OCIRepository) and Argo CD (Application, ApplicationSet) objects as written and unlisted")
+}
+
+// registerMapping registers the flags of the mapping alone (config,
+// registry, exclusions, path style): for commands that map images but read
+// no manifests (rehost policy).
+func (f *mappingFlags) registerMapping(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.StringVar(&f.config, "config", "", "RewriteConfig file (flags override its fields)")
+	fs.StringVar(&f.registry, "registry", rewrite.DefaultRegistry, "target registry, host[:port] or host[:port]/prefix")
+	fs.StringArrayVar(&f.exclude, "exclude", nil, "registry host or repository prefix to leave as written (repeatable)")
+	fs.StringVar(&f.pathStyle, "path-style", string(rewrite.PathStyleStrip), "target layout: strip (drop the source host) or nest (keep it as the first path component)")
 }
 
 // load reads the config file, if any, and applies the flags the user set.

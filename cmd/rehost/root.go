@@ -57,6 +57,7 @@ is never taken for manifests. As a Helm 3 post-renderer, give the command:
 		newMirrorCmd(s),
 		newValuesCmd(s),
 		newRelocateCmd(s),
+		newPolicyCmd(s),
 	)
 	return root
 }

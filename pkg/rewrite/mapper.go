@@ -105,6 +105,25 @@ func (m *Mapper) Root() string {
 // Style is the path style.
 func (m *Mapper) Style() PathStyle { return m.style }
 
+// Prefix is the repository path prefix of the target registry ("" when the
+// registry has none): "prefix" for "sea.hub:5000/prefix".
+func (m *Mapper) Prefix() string { return m.prefix }
+
+// Exclusions returns the exclusions exactly as MapRef applies them, for
+// programs that restate the mapping in another language (package policy):
+// an image is excluded when its registry (normalised, "docker.io") is one
+// of hosts, or when its repository name ("docker.io/library/busybox")
+// equals one of repos or starts with it followed by "/".
+func (m *Mapper) Exclusions() (hosts, repos []string) {
+	for _, ex := range m.excludes {
+		if ex.host != "" {
+			hosts = append(hosts, ex.host)
+		}
+		repos = append(repos, ex.repos...)
+	}
+	return hosts, repos
+}
+
 // normalizeHost lower-cases a registry host and spells Docker Hub
 // "docker.io", as the reference grammar does, also where it was written
 // "index.docker.io".

@@ -299,3 +299,40 @@ func TestValidateImageFieldTypes(t *testing.T) {
 		}
 	}
 }
+
+// TestExclusions holds Exclusions to what MapRef applies: for each
+// reference, the mapper excludes it exactly when the returned hosts and
+// prefixes say so.
+func TestExclusions(t *testing.T) {
+	m, err := NewMapper(Config{Exclude: []string{"Quay.io", "index.docker.io/bitnami", "busybox", "ghcr.io/a/b/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hosts, repos := m.Exclusions()
+	if got, want := strings.Join(hosts, ","), "quay.io"; got != want {
+		t.Errorf("hosts = %s, want %s", got, want)
+	}
+	if got, want := strings.Join(repos, ","), "docker.io/library/bitnami,docker.io/bitnami,docker.io/library/busybox,ghcr.io/a/b"; got != want {
+		t.Errorf("repos = %s, want %s", got, want)
+	}
+	for _, in := range []string{"quay.io/x/y:1", "bitnami/redis", "bitnami", "busybox", "busybox/x", "ghcr.io/a/b", "ghcr.io/a/b/c:1", "ghcr.io/a/bc", "nginx"} {
+		mp, err := m.Map(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := mp.Source.RepositoryName()
+		want := false
+		for _, h := range hosts {
+			want = want || mp.Source.Registry == h
+		}
+		for _, p := range repos {
+			want = want || name == p || strings.HasPrefix(name, p+"/")
+		}
+		if got := mp.Action == Excluded; got != want {
+			t.Errorf("%s: excluded = %v, Exclusions say %v", in, got, want)
+		}
+	}
+	if m.Prefix() != "" {
+		t.Errorf("Prefix() = %q", m.Prefix())
+	}
+}

@@ -7,6 +7,8 @@ replace github.com/rehost/rehost => ../..
 
 require (
 	github.com/google/go-containerregistry v0.22.1
+	github.com/rehost/rehost v0.0.0-00010101000000-000000000000
+	go.yaml.in/yaml/v3 v3.0.6
 	sigs.k8s.io/kustomize/kyaml v0.21.2
 )
 
@@ -34,7 +36,6 @@ require (
 	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/sirupsen/logrus v1.9.4 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
-	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect

@@ -1,0 +1,128 @@
+package policy
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/rehost/rehost/pkg/rewrite"
+)
+
+// celMapping restates a rewrite.Mapper in CEL, for the Kubernetes
+// admission policies.
+//
+// The CEL environment of admission policies has no let-binding
+// (cel.bind is not among the libraries the API server enables), so a value
+// used several times is bound by mapping a one-element list:
+// [{'h': …, 'r': …}].map(p, …)[0] evaluates the parts once and names them p.
+// Only functions available at the CEL compatibility version of Kubernetes
+// 1.32 (the first with MutatingAdmissionPolicy, whose stored expressions
+// compile at compatibility version 1.31) are used: the standard library
+// (matches, startsWith, contains, size, in), the Kubernetes regex library
+// (find, since 1.27) and the strings extension at version 2 (lowerAscii,
+// replace, substring, join, since 1.29).
+type celMapping struct {
+	m    *rewrite.Mapper
+	pins map[string]string
+}
+
+// quote is a CEL string literal. Every literal the generator writes is a
+// registry, repository, reference or RE2 expression without quotes or
+// backslashes; anything else is a bug that must not reach a policy.
+func quote(s string) string {
+	if strings.ContainsAny(s, "'\\\n") {
+		panic(fmt.Sprintf("policy: literal %q needs escaping", s))
+	}
+	return "'" + s + "'"
+}
+
+// parts binds, for the image expression img, p.h (the registry host as
+// written, with its "/", or "") and p.r (the repository as written, host
+// included), and evaluates body with them when img is a valid reference,
+// invalid otherwise.
+func (c celMapping) parts(img, body, invalid string) string {
+	valid := fmt.Sprintf("(p.h == '' || (p.h.startsWith('[') ? p.h.matches(%s) : p.h.matches(%s))) &&\n  %s.substring(size(p.h)).matches(%s) &&\n  size(p.r) - size(p.h) <= 255",
+		quote(reHost6Slash), quote(reHostSlash), img, quote(reRest))
+	return fmt.Sprintf("[{'h': %s.find(%s), 'r': %s.find(%s)}].map(p,\n (%s) ?\n %s\n : %s)[0]",
+		img, quote(reHostPart), img, quote(reRepoPart), valid, c.normalized(img, body), invalid)
+}
+
+// normalized binds q.reg (the registry, normalised as ParseRef does, with a
+// "/"), q.repo (the repository path, "library/" added for Docker Hub's
+// official images) and q.sfx (":tag", "@digest", both or nothing, as
+// written) inside parts, and evaluates body with them.
+func (c celMapping) normalized(img, body string) string {
+	reg := "p.h == '' ? 'docker.io/' : (p.h.lowerAscii() == 'index.docker.io/' ? 'docker.io/' : p.h.lowerAscii())"
+	path := "p.r.substring(size(p.h))"
+	repo := fmt.Sprintf("(p.h in ['', 'docker.io/', 'index.docker.io/'] && !%s.contains('/')) ? 'library/' + %s : %s", path, path, path)
+	return fmt.Sprintf("[{'reg': %s,\n   'repo': %s,\n   'sfx': %s.substring(size(p.r))}].map(q,\n %s)[0]", reg, repo, img, body)
+}
+
+// kept is true when the mapper leaves the image as written: it is in the
+// target registry or excluded.
+func (c celMapping) kept() string {
+	terms := []string{"q.reg == " + quote(c.m.Registry()+"/")}
+	hosts, repos := c.m.Exclusions()
+	for _, h := range hosts {
+		terms = append(terms, "q.reg == "+quote(h+"/"))
+	}
+	for _, r := range repos {
+		terms = append(terms, fmt.Sprintf("q.reg + q.repo == %s || (q.reg + q.repo).startsWith(%s)", quote(r), quote(r+"/")))
+	}
+	return strings.Join(terms, " ||\n   ")
+}
+
+// tooLong is true when the target repository path would exceed 255
+// characters, which the mapper reports as an error: the policy leaves such
+// an image as written (and the validating policy reports it).
+func (c celMapping) tooLong() string {
+	fixed := 0
+	if p := c.m.Prefix(); p != "" {
+		fixed = len(p) + 1
+	}
+	if c.m.Style() == rewrite.PathStyleNest {
+		return fmt.Sprintf("size(q.reg) + size(q.repo) > %d", 255-fixed)
+	}
+	return fmt.Sprintf("size(q.repo) > %d", 255-fixed)
+}
+
+// target is the rewritten reference.
+func (c celMapping) target() string {
+	root := quote(c.m.Root() + "/")
+	t := root + " + q.repo + q.sfx"
+	if c.m.Style() == rewrite.PathStyleNest {
+		t = root + " + q.reg.replace(':', '_') + q.repo + q.sfx"
+	}
+	if len(c.pins) == 0 {
+		return t
+	}
+	keys := make([]string, 0, len(c.pins))
+	for k := range c.pins {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString("[{")
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString(",\n    ")
+		}
+		b.WriteString(quote(k) + ": " + quote(c.pins[k]))
+	}
+	b.WriteString("}].map(pins, [q.reg + q.repo + (q.sfx == '' ? ':latest' : q.sfx)].map(k, k in pins ? pins[k] : " + t + ")[0])[0]")
+	return b.String()
+}
+
+// image is the CEL expression giving the image the mapper gives img: the
+// target, or img itself when it is invalid, in the target registry,
+// excluded, or would get a target path over 255 characters.
+func (c celMapping) image(img string) string {
+	body := fmt.Sprintf("(%s ||\n   %s) ? %s : %s", c.kept(), c.tooLong(), img, c.target())
+	return c.parts(img, body, img)
+}
+
+// covered is the CEL expression that is true when img needs no rewriting:
+// a valid reference in the target registry or excluded.
+func (c celMapping) covered(img string) string {
+	return c.parts(img, c.kept(), "false")
+}
