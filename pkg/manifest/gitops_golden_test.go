@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -32,115 +31,78 @@ const gitopsGoldenDir = "../../testdata/golden/gitops"
 //     agree;
 //   - with noChartSources no chart source changes.
 func TestGoldenGitOps(t *testing.T) {
-	entries, err := os.ReadDir(gitopsGoldenDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, e := range entries {
-		name := e.Name()
-		if strings.HasSuffix(name, ".golden") || strings.HasSuffix(name, ".config.yaml") {
-			continue
+	goldenStreams(t, gitopsGoldenDir, 3, func(t *testing.T, name string, in []byte, cfg rewrite.Config) {
+		var warns []string
+		rw, err := New(cfg, WithWarnings(func(err error) { warns = append(warns, err.Error()) }))
+		if err != nil {
+			t.Fatal(err)
 		}
-		n++
-		t.Run(name, func(t *testing.T) {
-			in, err := os.ReadFile(filepath.Join(gitopsGoldenDir, name))
-			if err != nil {
-				t.Fatal(err)
+		out, err := rw.RewriteBytes(in, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		report := struct {
+			Images   []rewrite.Image `json:"images"`
+			Charts   []ChartSource   `json:"charts"`
+			Warnings []string        `json:"warnings"`
+		}{rw.Images(), rw.Charts(), warns}
+		js, err := json.MarshalIndent(report, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkGolden(t, filepath.Join(gitopsGoldenDir, name+".golden"), out)
+		checkGolden(t, filepath.Join(gitopsGoldenDir, name+".report.golden"), append(js, '\n'))
+		rewritten := 0
+		for _, c := range rw.Charts() {
+			if c.Action == rewrite.Rewritten {
+				rewritten++
 			}
-			cfg := configBeside(t, gitopsGoldenDir, name)
-			var warns []string
-			rw, err := New(cfg, WithWarnings(func(err error) { warns = append(warns, err.Error()) }))
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, err := rw.RewriteBytes(in, name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			report := struct {
-				Images   []rewrite.Image `json:"images"`
-				Charts   []ChartSource   `json:"charts"`
-				Warnings []string        `json:"warnings"`
-			}{rw.Images(), rw.Charts(), warns}
-			js, err := json.MarshalIndent(report, "", "  ")
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkGolden(t, filepath.Join(gitopsGoldenDir, name+".golden"), out)
-			checkGolden(t, filepath.Join(gitopsGoldenDir, name+".report.golden"), append(js, '\n'))
-			rewritten := 0
-			for _, c := range rw.Charts() {
-				if c.Action == rewrite.Rewritten {
-					rewritten++
+		}
+		if rewritten == 0 {
+			t.Error("no chart source rewritten: a fixture that cannot fail")
+		}
+		assertOnlyChartsChanged(t, rw, in, out)
+		assertChartsConsistent(t, rw.Mapper(), rw.Charts(), out)
+
+		again, _ := New(cfg)
+		if out2, err := again.RewriteBytes(out, name); err != nil || !bytes.Equal(out, out2) {
+			t.Errorf("not idempotent (%v):\n%s", err, out2)
+		}
+		full, _ := New(cfg)
+		full.fullParse = true
+		if out3, err := full.RewriteBytes(in, name); err != nil || !bytes.Equal(out, out3) {
+			t.Errorf("fast path and full parse differ (%v):\n%s", err, out3)
+		}
+		assertNodePathAgrees(t, cfg, in, out)
+
+		off := cfg
+		off.NoChartSources = true
+		rwOff, _ := New(off)
+		outOff, err := rwOff.RewriteBytes(in, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rwOff.Charts()) != 0 {
+			t.Errorf("noChartSources: %d chart sources listed", len(rwOff.Charts()))
+		}
+		// Every source stays as written; a Flux OCIRepository of a
+		// chart is an OCI artifact then, mapped as an image.
+		offLines := yamlLines(outOff)
+		for _, c := range rw.Charts() {
+			for _, l := range c.Locations {
+				line := offLines[l.Line-1]
+				if l.Kind == "OCIRepository" {
+					if strings.Contains(line, rw.Mapper().ChartsRepository()) {
+						t.Errorf("noChartSources: line %d points at the charts: %q", l.Line, line)
+					}
+					continue
+				}
+				if !strings.Contains(line, c.Source) {
+					t.Errorf("noChartSources: %s rewritten at line %d: %q", c.Source, l.Line, line)
 				}
 			}
-			if rewritten == 0 {
-				t.Error("no chart source rewritten: a fixture that cannot fail")
-			}
-			assertOnlyChartsChanged(t, rw, in, out)
-			assertChartsConsistent(t, rw.Mapper(), rw.Charts(), out)
-
-			again, _ := New(cfg)
-			if out2, err := again.RewriteBytes(out, name); err != nil || !bytes.Equal(out, out2) {
-				t.Errorf("not idempotent (%v):\n%s", err, out2)
-			}
-			full, _ := New(cfg)
-			full.fullParse = true
-			if out3, err := full.RewriteBytes(in, name); err != nil || !bytes.Equal(out, out3) {
-				t.Errorf("fast path and full parse differ (%v):\n%s", err, out3)
-			}
-			assertNodePathAgrees(t, cfg, in, out)
-
-			off := cfg
-			off.NoChartSources = true
-			rwOff, _ := New(off)
-			outOff, err := rwOff.RewriteBytes(in, name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(rwOff.Charts()) != 0 {
-				t.Errorf("noChartSources: %d chart sources listed", len(rwOff.Charts()))
-			}
-			// Every source stays as written; a Flux OCIRepository of a
-			// chart is an OCI artifact then, mapped as an image.
-			offLines := yamlLines(outOff)
-			for _, c := range rw.Charts() {
-				for _, l := range c.Locations {
-					line := offLines[l.Line-1]
-					if l.Kind == "OCIRepository" {
-						if strings.Contains(line, rw.Mapper().ChartsRepository()) {
-							t.Errorf("noChartSources: line %d points at the charts: %q", l.Line, line)
-						}
-						continue
-					}
-					if !strings.Contains(line, c.Source) {
-						t.Errorf("noChartSources: %s rewritten at line %d: %q", c.Source, l.Line, line)
-					}
-				}
-			}
-		})
-	}
-	if n < 3 {
-		t.Fatalf("found only %d inputs in %s", n, gitopsGoldenDir)
-	}
-}
-
-// configBeside loads <name without extension>.config.yaml in dir, if any.
-func configBeside(t *testing.T, dir, name string) rewrite.Config {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, strings.TrimSuffix(name, filepath.Ext(name))+".config.yaml"))
-	if os.IsNotExist(err) {
-		return rewrite.Config{}
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := rewrite.LoadConfig(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
+		}
+	})
 }
 
 // assertOnlyChartsChanged undoes every reported change in out: each

@@ -26,100 +26,63 @@ const goldenDir = "../../testdata/golden/rewrite"
 //   - rewriting the output again changes nothing (idempotency);
 //   - parsing every document gives the same output as the fast path.
 func TestGolden(t *testing.T) {
-	entries, err := os.ReadDir(goldenDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, e := range entries {
-		name := e.Name()
-		if strings.HasSuffix(name, ".golden") || strings.HasSuffix(name, ".config.yaml") {
-			continue
+	goldenStreams(t, goldenDir, 5, func(t *testing.T, name string, in []byte, cfg rewrite.Config) {
+		rw, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
 		}
-		n++
-		t.Run(name, func(t *testing.T) {
-			in, err := os.ReadFile(filepath.Join(goldenDir, name))
+		out, err := rw.RewriteBytes(in, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		report, err := json.MarshalIndent(rw.Images(), "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkGolden(t, filepath.Join(goldenDir, name+".golden"), out)
+		checkGolden(t, filepath.Join(goldenDir, name+".images.golden"), append(report, '\n'))
+		// The embedded references found, rewritten or not.
+		if emb := rw.Embedded(); len(emb) > 0 || fileExists(filepath.Join(goldenDir, name+".embedded.golden")) {
+			report, err := json.MarshalIndent(emb, "", "  ")
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg := goldenConfig(t, name)
-			rw, err := New(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, err := rw.RewriteBytes(in, name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			report, err := json.MarshalIndent(rw.Images(), "", "  ")
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkGolden(t, filepath.Join(goldenDir, name+".golden"), out)
-			checkGolden(t, filepath.Join(goldenDir, name+".images.golden"), append(report, '\n'))
-			// The embedded references found, rewritten or not.
-			if emb := rw.Embedded(); len(emb) > 0 || fileExists(filepath.Join(goldenDir, name+".embedded.golden")) {
-				report, err := json.MarshalIndent(emb, "", "  ")
-				if err != nil {
-					t.Fatal(err)
-				}
-				checkGolden(t, filepath.Join(goldenDir, name+".embedded.golden"), append(report, '\n'))
-			}
-			assertOnlyImagesChanged(t, mapperTarget(t, rw.Mapper()), in, out, rewrittenImages(rw), name)
-			// Every resolved value, against the reference model of the
-			// mapping where it covers the config (no exclusions).
-			if model, ok := newRefModel(cfg); ok && !assertValuesPreserved(t, model, in, out, rewrittenImages(rw), name) {
-				t.Errorf("%s does not parse as a whole: the value oracle checked nothing", name)
-			}
+			checkGolden(t, filepath.Join(goldenDir, name+".embedded.golden"), append(report, '\n'))
+		}
+		assertOnlyImagesChanged(t, mapperTarget(t, rw.Mapper()), in, out, rewrittenImages(rw), name)
+		// Every resolved value, against the reference model of the
+		// mapping where it covers the config (no exclusions).
+		if model, ok := newRefModel(cfg); ok && !assertValuesPreserved(t, model, in, out, rewrittenImages(rw), name) {
+			t.Errorf("%s does not parse as a whole: the value oracle checked nothing", name)
+		}
 
-			again, err := New(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			out2, err := again.RewriteBytes(out, name)
-			if err != nil {
-				t.Fatalf("rewriting the output again: %v", err)
-			}
-			if !bytes.Equal(out, out2) {
-				t.Errorf("not idempotent: second rewrite changed the output:\n%s", out2)
-			}
+		again, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out2, err := again.RewriteBytes(out, name)
+		if err != nil {
+			t.Fatalf("rewriting the output again: %v", err)
+		}
+		if !bytes.Equal(out, out2) {
+			t.Errorf("not idempotent: second rewrite changed the output:\n%s", out2)
+		}
 
-			full, _ := New(cfg)
-			full.fullParse = true
-			out3, err := full.RewriteBytes(in, name)
-			if err != nil {
-				t.Fatalf("full parse: %v", err)
-			}
-			if !bytes.Equal(out, out3) {
-				t.Errorf("fast path and full parse differ:\nfast:\n%s\nfull:\n%s", out, out3)
-			}
-		})
-	}
-	if n < 5 {
-		t.Fatalf("found only %d golden inputs in %s", n, goldenDir)
-	}
+		full, _ := New(cfg)
+		full.fullParse = true
+		out3, err := full.RewriteBytes(in, name)
+		if err != nil {
+			t.Fatalf("full parse: %v", err)
+		}
+		if !bytes.Equal(out, out3) {
+			t.Errorf("fast path and full parse differ:\nfast:\n%s\nfull:\n%s", out, out3)
+		}
+	})
 }
 
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
-}
-
-func goldenConfig(t *testing.T, name string) rewrite.Config {
-	t.Helper()
-	base := strings.TrimSuffix(name, filepath.Ext(name))
-	data, err := os.ReadFile(filepath.Join(goldenDir, base+".config.yaml"))
-	if os.IsNotExist(err) {
-		return rewrite.Config{}
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := rewrite.LoadConfig(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
 }
 
 func checkGolden(t *testing.T, path string, got []byte) {
@@ -361,4 +324,50 @@ func rewrittenImages(rw *Rewriter) []rewrite.Image {
 		}
 	}
 	return out
+}
+
+// goldenStreams runs f, as a subtest, on every input stream under dir (the
+// files that are neither *.golden nor *.config.yaml) with the config
+// beside it, and fails when dir holds fewer than minimum streams.
+func goldenStreams(t *testing.T, dir string, minimum int, f func(t *testing.T, name string, in []byte, cfg rewrite.Config)) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasSuffix(name, ".golden") || strings.HasSuffix(name, ".config.yaml") {
+			continue
+		}
+		n++
+		t.Run(name, func(t *testing.T) {
+			in, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			f(t, name, in, configBeside(t, dir, name))
+		})
+	}
+	if n < minimum {
+		t.Fatalf("found only %d inputs in %s", n, dir)
+	}
+}
+
+// configBeside loads <name without extension>.config.yaml in dir, if any.
+func configBeside(t *testing.T, dir, name string) rewrite.Config {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, strings.TrimSuffix(name, filepath.Ext(name))+".config.yaml"))
+	if os.IsNotExist(err) {
+		return rewrite.Config{}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := rewrite.LoadConfig(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }

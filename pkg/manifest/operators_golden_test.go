@@ -3,7 +3,6 @@ package manifest
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,81 +24,45 @@ const operatorsGoldenDir = "../../testdata/golden/operators"
 // out and each reported value put back, the input comes back; and that
 // rewriting the output again changes nothing.
 func TestGoldenOperators(t *testing.T) {
-	entries, err := os.ReadDir(operatorsGoldenDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, e := range entries {
-		name := e.Name()
-		if strings.HasSuffix(name, ".golden") || strings.HasSuffix(name, ".config.yaml") {
-			continue
+	goldenStreams(t, operatorsGoldenDir, 5, func(t *testing.T, name string, in []byte, cfg rewrite.Config) {
+		var warns []string
+		rw, err := New(cfg, WithWarnings(func(err error) { warns = append(warns, err.Error()) }))
+		if err != nil {
+			t.Fatal(err)
 		}
-		n++
-		t.Run(name, func(t *testing.T) {
-			in, err := os.ReadFile(filepath.Join(operatorsGoldenDir, name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg := operatorsConfig(t, name)
-			var warns []string
-			rw, err := New(cfg, WithWarnings(func(err error) { warns = append(warns, err.Error()) }))
-			if err != nil {
-				t.Fatal(err)
-			}
-			out, err := rw.RewriteBytes(in, name)
-			if err != nil {
-				t.Fatal(err)
-			}
-			rw.WarnGuessed() // the run's summary of the images found by key name
-			report := struct {
-				Images    []rewrite.Image `json:"images"`
-				Settings  []Setting       `json:"settings"`
-				Operators []OperatorNote  `json:"operators"`
-				Warnings  []string        `json:"warnings"`
-			}{rw.Images(), rw.Settings(), rw.Operators(), warns}
-			js, err := json.MarshalIndent(report, "", "  ")
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkGolden(t, filepath.Join(operatorsGoldenDir, name+".golden"), out)
-			checkGolden(t, filepath.Join(operatorsGoldenDir, name+".report.golden"), append(js, '\n'))
-			if len(rw.Settings())+len(rw.Images()) == 0 {
-				t.Error("nothing found: a fixture that cannot fail")
-			}
-			assertOnlyReportedChanged(t, rw, in, out)
+		out, err := rw.RewriteBytes(in, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rw.WarnGuessed() // the run's summary of the images found by key name
+		report := struct {
+			Images    []rewrite.Image `json:"images"`
+			Settings  []Setting       `json:"settings"`
+			Operators []OperatorNote  `json:"operators"`
+			Warnings  []string        `json:"warnings"`
+		}{rw.Images(), rw.Settings(), rw.Operators(), warns}
+		js, err := json.MarshalIndent(report, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkGolden(t, filepath.Join(operatorsGoldenDir, name+".golden"), out)
+		checkGolden(t, filepath.Join(operatorsGoldenDir, name+".report.golden"), append(js, '\n'))
+		if len(rw.Settings())+len(rw.Images()) == 0 {
+			t.Error("nothing found: a fixture that cannot fail")
+		}
+		assertOnlyReportedChanged(t, rw, in, out)
 
-			full, _ := New(cfg)
-			full.fullParse = true
-			if out3, err := full.RewriteBytes(in, name); err != nil || !bytes.Equal(out, out3) {
-				t.Errorf("fast path and full parse differ (%v):\n%s", err, out3)
-			}
+		full, _ := New(cfg)
+		full.fullParse = true
+		if out3, err := full.RewriteBytes(in, name); err != nil || !bytes.Equal(out, out3) {
+			t.Errorf("fast path and full parse differ (%v):\n%s", err, out3)
+		}
 
-			again, _ := New(cfg)
-			if out2, err := again.RewriteBytes(out, name); err != nil || !bytes.Equal(out, out2) {
-				t.Errorf("not idempotent (%v):\n%s", err, out2)
-			}
-		})
-	}
-	if n < 5 {
-		t.Fatalf("found only %d inputs in %s", n, operatorsGoldenDir)
-	}
-}
-
-func operatorsConfig(t *testing.T, name string) rewrite.Config {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(operatorsGoldenDir, strings.TrimSuffix(name, filepath.Ext(name))+".config.yaml"))
-	if os.IsNotExist(err) {
-		return rewrite.Config{}
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := rewrite.LoadConfig(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cfg
+		again, _ := New(cfg)
+		if out2, err := again.RewriteBytes(out, name); err != nil || !bytes.Equal(out, out2) {
+			t.Errorf("not idempotent (%v):\n%s", err, out2)
+		}
+	})
 }
 
 // assertOnlyReportedChanged takes the added settings' lines out of out,
