@@ -1,14 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 	"path/filepath"
-	"strings"
 
 	"github.com/rehost/rehost/pkg/manifest"
 	"github.com/rehost/rehost/pkg/rendered"
@@ -141,28 +137,12 @@ func chartStreams(in manifest.Input, hf *helmFlags, rw *manifest.Rewriter, s str
 
 // renderChart runs rehost-helm on the chart at path.
 func renderChart(path string, hf *helmFlags, s streams) (*rendered.Chart, error) {
-	bin, err := findHelmHelper()
+	out, bin, err := runHelmHelper("rendering chart "+hf.src.show(path)+": ", hf.args(path), hf.valuesStdin(s))
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(bin, hf.args(path)...)
-	var stdout, stderr bytes.Buffer
-	for _, v := range hf.valueFiles {
-		if strings.TrimSpace(v) == "-" {
-			cmd.Stdin = s.in // values from standard input
-		}
-	}
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(strings.TrimPrefix(stderr.String(), helmHelper+": "))
-		var exit *exec.ExitError
-		if msg == "" || !errors.As(err, &exit) {
-			msg = fmt.Sprintf("%s: %v %s", bin, err, msg)
-		}
-		return nil, fmt.Errorf("rendering chart %s: %s", hf.src.show(path), msg)
-	}
 	var c rendered.Chart
-	if err := json.Unmarshal(stdout.Bytes(), &c); err != nil {
+	if err := json.Unmarshal(out, &c); err != nil {
 		return nil, fmt.Errorf("rendering chart %s: reading the output of %s: %w", hf.src.show(path), bin, err)
 	}
 	if c.Format != rendered.Format {

@@ -198,7 +198,7 @@ func (c *chartSource) fetch(ref string) (*rendered.ChartFile, error) {
 	if c.repo != "" {
 		what += " --repo " + c.repo
 	}
-	out, err := runHelmHelper("fetching ", append(args, "--", ref), nil)
+	out, _, err := runHelmHelper("fetching ", append(args, "--", ref), nil)
 	if err != nil {
 		if strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") && !c.plainHTTP {
 			err = fmt.Errorf("%w (a registry over plain HTTP: --plain-http)", err)
@@ -240,11 +240,12 @@ func (c *chartSource) cleanup() {
 }
 
 // runHelmHelper runs rehost-helm with args and returns its standard
-// output. Its error message (which names the chart) follows prefix.
-func runHelmHelper(prefix string, args []string, stdin io.Reader) ([]byte, error) {
+// output and the helper's path. Its error message (which names the chart)
+// follows prefix.
+func runHelmHelper(prefix string, args []string, stdin io.Reader) ([]byte, string, error) {
 	bin, err := findHelmHelper()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdin = stdin
@@ -256,7 +257,17 @@ func runHelmHelper(prefix string, args []string, stdin io.Reader) ([]byte, error
 		if msg == "" || !errors.As(err, &exit) {
 			msg = fmt.Sprintf("%s: %v %s", bin, err, msg)
 		}
-		return nil, errors.New(prefix + msg)
+		return nil, bin, errors.New(prefix + msg)
 	}
-	return stdout.Bytes(), nil
+	return stdout.Bytes(), bin, nil
+}
+
+// valuesStdin is standard input when a values file is "-", else nil.
+func (hf *helmFlags) valuesStdin(s streams) io.Reader {
+	for _, v := range hf.valueFiles {
+		if strings.TrimSpace(v) == "-" {
+			return s.in
+		}
+	}
+	return nil
 }

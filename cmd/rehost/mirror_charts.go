@@ -31,10 +31,8 @@ func chartJobs(cmd *cobra.Command, f mirrorFlags, mf *mappingFlags, hf *helmFlag
 		return nil, nil
 	}
 	if f.charts == chartsRelocated {
-		for _, v := range hf.valueFiles {
-			if strings.TrimSpace(v) == "-" {
-				return nil, errors.New("-f -: the values read from standard input for rendering cannot be read again to relocate the charts: give them in a file (or --charts as-is)")
-			}
+		if hf.valuesStdin(s) != nil {
+			return nil, errors.New("-f -: the values read from standard input for rendering cannot be read again to relocate the charts: give them in a file (or --charts as-is)")
 		}
 	}
 	repo := rw.Mapper().ChartsRepository()
@@ -81,7 +79,7 @@ func prepareChart(cmd *cobra.Command, f mirrorFlags, in chartInput, mf *mappingF
 	}
 	out := filepath.Join(dir, "chart.tgz")
 	if f.charts == chartsAsIs {
-		if _, err := runHelmHelper("", []string{"package", "--output=" + out, "--", in.path}, nil); err != nil {
+		if _, _, err := runHelmHelper("", []string{"package", "--output=" + out, "--", in.path}, nil); err != nil {
 			return nil, err
 		}
 	} else {

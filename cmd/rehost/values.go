@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 
 	"github.com/rehost/rehost/cmd/rehost/internal/output"
@@ -224,29 +222,13 @@ func runAirgap(cmd *cobra.Command, sub, chart string, mf *mappingFlags, hf *helm
 	if err != nil {
 		return nil, err
 	}
-	bin, err := findHelmHelper()
+	args := append([]string{sub, "--rewrite-config=" + string(js)}, extra...)
+	out, bin, err := runHelmHelper("chart "+hf.src.show(chart)+": ", append(args, hf.args(chart)...), hf.valuesStdin(s))
 	if err != nil {
 		return nil, err
 	}
-	args := append([]string{sub, "--rewrite-config=" + string(js)}, extra...)
-	c := exec.Command(bin, append(args, hf.args(chart)...)...)
-	for _, v := range hf.valueFiles {
-		if strings.TrimSpace(v) == "-" {
-			c.Stdin = s.in
-		}
-	}
-	var stdout, stderr bytes.Buffer
-	c.Stdout, c.Stderr = &stdout, &stderr
-	if err := c.Run(); err != nil {
-		msg := strings.TrimSpace(strings.TrimPrefix(stderr.String(), helmHelper+": "))
-		var exit *exec.ExitError
-		if msg == "" || !errors.As(err, &exit) {
-			msg = fmt.Sprintf("%s: %v %s", bin, err, msg)
-		}
-		return nil, fmt.Errorf("chart %s: %s", hf.src.show(chart), msg)
-	}
 	var r rendered.Airgap
-	if err := json.Unmarshal(stdout.Bytes(), &r); err != nil {
+	if err := json.Unmarshal(out, &r); err != nil {
 		return nil, fmt.Errorf("chart %s: reading the output of %s: %w", hf.src.show(chart), bin, err)
 	}
 	if r.Format != rendered.AirgapFormat {
