@@ -3,7 +3,8 @@ GO      ?= go
 GOTEST  ?= $(GO) test
 BIN     ?= bin
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
-LDFLAGS := -s -w -X main.version=$(VERSION)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
 # The Go modules of this repository (go.work ties them together). The core
 # (.: pkg/rewrite, pkg/manifest, pkg/rendered) requires only a YAML parser
