@@ -106,7 +106,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		defer done()
 		if err := prep(r, *version, d, stderr); err != nil {
-			return fmt.Errorf("release-prep %s: %w", *version, err)
+			return fmt.Errorf("release-prep %s: %w\n(the go.mod and go.sum files may be partly written: `git checkout -- '*go.mod' '*go.sum'` starts again)", *version, err)
 		}
 		fmt.Fprintf(stdout, "The go.mod and go.sum files are in the release state of %s. Next: review and commit them, then make release-check VERSION=%s.\n", *version, *version)
 	case "pin":
