@@ -325,7 +325,7 @@ func (t *layoutTarget) open() error {
 	if err != nil {
 		return fmt.Errorf("OCI layout %s: %w", t.dir, err)
 	}
-	t.d, t.r = d, &layoutReader{d: d}
+	t.d, t.r = d, &layoutReader{d: layoutFS{d}}
 	if err := t.init(); err != nil {
 		d.Close()
 		return err
@@ -350,7 +350,7 @@ func (t *layoutTarget) init() error {
 	_, err = t.d.lstat("index.json")
 	switch {
 	case err == nil:
-		raw, err := t.d.readFile("index.json", MaxManifestSize)
+		raw, err := t.r.d.readFile("index.json", MaxManifestSize)
 		if err != nil {
 			return err
 		}
