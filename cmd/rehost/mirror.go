@@ -36,6 +36,7 @@ type mirrorFlags struct {
 	stallTimeout    time.Duration
 	charts          string // --charts: relocated, as-is or none
 	allowPartial    bool
+	pushRegistry    string // --push-registry: where pushes go, when not --registry
 }
 
 func newMirrorCmd(s streams) *cobra.Command {
@@ -236,11 +237,12 @@ attachments apart. Standard output is empty, except:
 	fs.StringVar(&f.charts, "charts", chartsRelocated, "what is pushed of the charts given as input: relocated (their values point at the target registry, as rehost relocate writes them), as-is, or none")
 	fs.BoolVar(&f.allowPartial, "allow-partial", false, "--charts relocated: push a chart even when some image cannot be moved by its values (reported)")
 	fs.StringVar(&f.imageList, "image-list", "", `file of images to copy, one reference a line ("-" for stdin)`)
-	fs.BoolVar(&f.insecure, "insecure", false, "allow plain HTTP or unverified TLS for the target registry")
+	fs.BoolVar(&f.insecure, "insecure", false, "allow plain HTTP or unverified TLS for the target registry (the --push-registry address, when given)")
 	fs.StringArrayVar(&f.insecureSources, "insecure-source", nil, "allow plain HTTP or unverified TLS for this source registry host (repeatable)")
 	fs.StringVar(&f.caFile, "ca-file", "", "PEM file of a certificate authority to trust, besides the system's")
 	fs.StringVar(&f.toOCI, "to-oci", "", "write the images into this OCI image layout directory instead of a registry")
 	fs.StringVar(&f.fromOCI, "from-oci", "", "push the images of this OCI image layout (written by --to-oci) into --registry")
+	fs.StringVar(&f.pushRegistry, "push-registry", "", "push to this `HOST[:PORT][/PREFIX]` instead of --registry, whose names the targets keep (in manifests, reports, --pin lines and relocated charts): for a registry the cluster pulls by a name this host cannot resolve; --insecure, --ca-file and credentials apply to it")
 	fs.StringSliceVar(&f.platforms, "platform", nil, "copy only these platforms of multi-platform images (os/arch[/variant], repeatable or comma-separated); changes their digest")
 	fs.IntVar(&f.jobs, "jobs", mirror.DefaultJobs, "images copied at once")
 	fs.StringVar(&f.progress, "progress", "auto", "progress on stderr: auto (a status line on a terminal, else plain), plain (a line per image) or none")
@@ -277,14 +279,30 @@ func (f *mirrorFlags) validate(args []string) error {
 	if f.fromOCI != "" && (len(args) > 0 || f.imageList != "") {
 		return errors.New("--from-oci pushes a layout: it takes no PATH and no --image-list")
 	}
+	if f.pushRegistry != "" {
+		if f.toOCI != "" {
+			return errors.New("--push-registry says where pushes go, and --to-oci pushes nothing: give it to the command that pushes the layout (--from-oci)")
+		}
+		if _, err := rewrite.NewMapper(rewrite.Config{Registry: f.pushRegistry}); err != nil {
+			return fmt.Errorf("--push-registry %s: want HOST[:PORT][/PREFIX], the address this host reaches the registry at: %v", f.pushRegistry, err)
+		}
+	}
 	return nil
 }
 
 // options turns the flags into mirror options.
 func (f *mirrorFlags) options(mapper *rewrite.Mapper, s streams) (mirror.Options, error) {
 	o := mirror.Options{Jobs: f.jobs, DryRun: f.dryRun, Pin: f.pin, Insecure: f.insecureSources, Attachments: mirror.Attachments(f.attachments), StallTimeout: f.stallTimeout}
+	if f.pushRegistry != "" {
+		o.PushRegistry = &mirror.PushRegistry{Name: mapper.Root(), Address: f.pushRegistry}
+	}
 	if f.insecure {
-		o.Insecure = append(o.Insecure, mapper.Registry())
+		// The host rehost talks to: the push registry's, when given.
+		host := mapper.Registry()
+		if f.pushRegistry != "" {
+			host, _, _ = strings.Cut(f.pushRegistry, "/")
+		}
+		o.Insecure = append(o.Insecure, host)
 	}
 	for _, p := range f.platforms {
 		pl, err := v1.ParsePlatform(p)
@@ -465,7 +483,11 @@ func failures(s mirror.Summary) error {
 			if r.Chart != nil {
 				kind = "chart "
 			}
-			fmt.Fprintf(&b, "\n  %s%s -> %s: %v", kind, mirror.Quote(r.Source), mirror.Quote(r.Destination), r.Err)
+			via := ""
+			if r.Via != "" {
+				via = " via " + mirror.Quote(r.Via)
+			}
+			fmt.Fprintf(&b, "\n  %s%s -> %s%s: %v", kind, mirror.Quote(r.Source), mirror.Quote(r.Destination), via, r.Err)
 		}
 		for _, a := range r.Attachments {
 			if a.Status == mirror.Failed {

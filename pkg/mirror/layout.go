@@ -166,11 +166,11 @@ func (m *Mirror) Import(ctx context.Context, dir string, mapper *rewrite.Mapper)
 		}
 		t.Job.Target = mp.Target.Qualified()
 		t.dest = t.Job.Target
-		dst, err := parseRef(t.Job.Target, m.insecure.has)
+		dst, via, err := m.parseTarget(t.Job.Target)
 		if err != nil {
 			t.err = err
 		} else {
-			t.target = registryTarget{m: m, ref: dst}
+			t.target, t.via = registryTarget{m: m, ref: dst}, via
 		}
 		tasks = append(tasks, t)
 	}

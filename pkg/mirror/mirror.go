@@ -79,6 +79,11 @@ type Options struct {
 	// request is retried (Backoff), then fails with ErrStalled. Zero means
 	// DefaultStallTimeout; a negative value turns the check off.
 	StallTimeout time.Duration
+	// PushRegistry, when set, sends the requests for the targets under
+	// its Name to its Address; targets keep their names everywhere else
+	// (see PushRegistry). It applies to Copy, Import and ImportArchive;
+	// Export and ExportArchive record targets and push nothing.
+	PushRegistry *PushRegistry
 	// Reporter receives progress; nil discards it.
 	Reporter Reporter
 	// UserAgent is sent to registries; empty means "rehost".
@@ -90,6 +95,7 @@ type Options struct {
 type Mirror struct {
 	opts     Options
 	insecure hostSet
+	push     *pushRoute
 	puller   *remote.Puller
 	pusher   *remote.Pusher
 	ledger   ledger
@@ -132,7 +138,11 @@ func New(o Options) (*Mirror, error) {
 	if o.Pin && o.DryRun && len(o.Platforms) > 0 {
 		return nil, errors.New("a dry run cannot pin narrowed indexes: their digest is known only once the index is fetched")
 	}
-	m := &Mirror{opts: o, insecure: newHostSet(o.Insecure), rep: o.Reporter}
+	push, err := newPushRoute(o.PushRegistry)
+	if err != nil {
+		return nil, err
+	}
+	m := &Mirror{opts: o, insecure: newHostSet(o.Insecure), push: push, rep: o.Reporter}
 	if m.rep == nil {
 		m.rep = discard{}
 	}
@@ -148,7 +158,6 @@ func New(o Options) (*Mirror, error) {
 		remote.WithRetryStatusCodes(retryStatusCodes...),
 		remote.WithUserAgent(o.UserAgent),
 	}
-	var err error
 	if m.puller, err = remote.NewPuller(ropts...); err != nil {
 		return nil, err
 	}
@@ -176,12 +185,12 @@ func (m *Mirror) Copy(ctx context.Context, jobs []Job) Summary {
 			}
 			tasks[i].origin = registryOrigin{m: m, ref: src}
 		}
-		dst, err := parseRef(j.Target, m.insecure.has)
+		dst, via, err := m.parseTarget(j.Target)
 		if err != nil {
 			tasks[i].err = err
 			continue
 		}
-		tasks[i].target = registryTarget{m: m, ref: dst}
+		tasks[i].target, tasks[i].via = registryTarget{m: m, ref: dst}, via
 	}
 	return m.run(ctx, tasks)
 }
@@ -190,6 +199,7 @@ func (m *Mirror) Copy(ctx context.Context, jobs []Job) Summary {
 type task struct {
 	Job
 	dest   string // Result.Destination
+	via    string // Result.Via
 	origin origin
 	target target
 	err    error // found before the copy started
@@ -318,7 +328,7 @@ func (m *Mirror) warn(j Job, msg string) {
 
 // do runs one task.
 func (m *Mirror) do(ctx context.Context, rs *runState, t task) Result {
-	res := Result{Job: t.Job, Destination: t.dest}
+	res := Result{Job: t.Job, Destination: t.dest, Via: t.via}
 	m.report(func(r Reporter) { r.Start(t.Job) })
 	err := t.err
 	if err == nil {

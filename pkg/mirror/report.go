@@ -128,6 +128,9 @@ func errText(err error) string {
 // layout or a registry is quoted (Quote, clean).
 func resultLine(r Result) string {
 	where := Quote(r.Source) + " -> " + Quote(r.Destination)
+	if r.Via != "" {
+		where += " via " + Quote(r.Via)
+	}
 	if r.Chart != nil {
 		where = "chart " + where
 	}
