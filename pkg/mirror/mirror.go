@@ -192,7 +192,7 @@ func (m *Mirror) Copy(ctx context.Context, jobs []Job) Summary {
 		}
 		tasks[i].target, tasks[i].via = registryTarget{m: m, ref: dst}, via
 	}
-	return m.run(ctx, tasks)
+	return m.run(ctx, tasks, nil)
 }
 
 // task is a job with its origin and destination.
@@ -272,8 +272,23 @@ type notice struct {
 	msg string
 }
 
-// run copies the tasks, Options.Jobs at a time, and sums up.
-func (m *Mirror) run(ctx context.Context, tasks []task, notices ...notice) Summary {
+// sequencer orders the tasks of a run whose output is written in a fixed
+// order (ExportArchive): the tasks start in its order, each only once
+// admitted, with the context it gives, and it is told of each result.
+type sequencer interface {
+	// order is the order the tasks start in (indexes into the tasks).
+	order() []int
+	// admit waits until task i may start, or ctx is done.
+	admit(ctx context.Context, i int)
+	// taskContext is the context task i runs with.
+	taskContext(ctx context.Context, i int) context.Context
+	// finished says that task i ended with r.
+	finished(i int, r Result)
+}
+
+// run copies the tasks, Options.Jobs at a time, in the order of seq when
+// given, and sums up.
+func (m *Mirror) run(ctx context.Context, tasks []task, seq sequencer, notices ...notice) Summary {
 	start := time.Now()
 	m.report(func(r Reporter) {
 		r.Begin(len(tasks))
@@ -290,12 +305,24 @@ func (m *Mirror) run(ctx context.Context, tasks []task, notices ...notice) Summa
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				results[i] = m.do(ctx, rs, tasks[i])
+				if seq == nil {
+					results[i] = m.do(ctx, rs, tasks[i])
+					continue
+				}
+				results[i] = m.do(seq.taskContext(ctx, i), rs, tasks[i])
+				seq.finished(i, results[i])
 			}
 		}()
 	}
-	for i := range tasks {
-		next <- i
+	if seq == nil {
+		for i := range tasks {
+			next <- i
+		}
+	} else {
+		for _, i := range seq.order() {
+			seq.admit(ctx, i)
+			next <- i
+		}
 	}
 	close(next)
 	wg.Wait()
