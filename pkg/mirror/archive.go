@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/types"
@@ -84,10 +85,14 @@ func (m *Mirror) ExportArchive(ctx context.Context, jobs []Job, path string, o A
 	dest.have = map[string]v1.Descriptor{}
 	tasks := m.exportTasks(jobs, dest)
 	aw.plan(tasks, 2*m.opts.Jobs)
-	s := m.run(ctx, tasks, aw)
+	start := time.Now()
+	s := m.runTasks(ctx, tasks, aw)
 	// The archive's own failure (writing a part) is returned; the jobs
 	// it stopped say so too.
-	return s, m.secrets.safe(aw.close(s.Err() == nil && ctx.Err() == nil))
+	err = aw.close(s.Err() == nil && ctx.Err() == nil)
+	s.Elapsed = time.Since(start)
+	m.report(func(r Reporter) { r.End(s) })
+	return s, m.secrets.safe(err)
 }
 
 // clearArchive checks that no file of an archive is at path, or, with

@@ -289,6 +289,14 @@ type sequencer interface {
 // run copies the tasks, Options.Jobs at a time, in the order of seq when
 // given, and sums up.
 func (m *Mirror) run(ctx context.Context, tasks []task, seq sequencer, notices ...notice) Summary {
+	s := m.runTasks(ctx, tasks, seq, notices...)
+	m.report(func(r Reporter) { r.End(s) })
+	return s
+}
+
+// runTasks is run without the end of the report (Reporter.End), for a
+// caller with more to do first.
+func (m *Mirror) runTasks(ctx context.Context, tasks []task, seq sequencer, notices ...notice) Summary {
 	start := time.Now()
 	m.report(func(r Reporter) {
 		r.Begin(len(tasks))
@@ -331,7 +339,6 @@ func (m *Mirror) run(ctx context.Context, tasks []task, seq sequencer, notices .
 		s.add(r)
 	}
 	s.Elapsed = time.Since(start)
-	m.report(func(r Reporter) { r.End(s) })
 	return s
 }
 
