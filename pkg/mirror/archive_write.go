@@ -442,7 +442,9 @@ func (a *archiveWriter) close(ok bool) error {
 
 // partWriter writes the archive at path as one file, or in parts of size
 // bytes, hashing each as it goes; finish writes the checksum file last.
-// Files are created, never opened when they exist.
+// Files are created, never opened when they exist. A complete part is
+// synced to disk by a goroutine of its own while the next one is written
+// (a few parts at most wait for it), and reported once synced.
 type partWriter struct {
 	path   string
 	size   int64 // 0: one file
@@ -454,6 +456,48 @@ type partWriter struct {
 	parts   []listed
 	created []string
 	tmp     string
+
+	syncs   chan syncJob
+	synced  chan struct{} // closed when the syncer is done
+	syncErr error         // the syncer's first error, read once synced is closed
+}
+
+// syncJob is a complete part to sync and close.
+type syncJob struct {
+	f *os.File
+	n int64
+}
+
+// pendingSyncs is how many complete parts may wait for their sync while
+// the next one is written.
+const pendingSyncs = 2
+
+// syncer syncs and closes the parts handed to it, in order.
+func (w *partWriter) syncer() {
+	defer close(w.synced)
+	for j := range w.syncs {
+		err := j.f.Sync()
+		if cerr := j.f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil && w.syncErr == nil {
+			w.syncErr = err
+		}
+		if w.syncErr == nil {
+			w.report(j.f.Name(), j.n)
+		}
+	}
+}
+
+// waitSyncs waits until every part handed to the syncer is synced.
+func (w *partWriter) waitSyncs() error {
+	if w.syncs == nil {
+		return nil
+	}
+	close(w.syncs)
+	<-w.synced
+	w.syncs = nil
+	return w.syncErr
 }
 
 func (w *partWriter) Write(p []byte) (int, error) {
@@ -498,24 +542,21 @@ func (w *partWriter) next() error {
 	if err != nil {
 		return err
 	}
+	if w.syncs == nil {
+		w.syncs, w.synced = make(chan syncJob, pendingSyncs), make(chan struct{})
+		go w.syncer()
+	}
 	w.f, w.n, w.h = f, 0, sha256.New()
 	w.created = append(w.created, name)
 	return nil
 }
 
-// closePart syncs and closes the current file, and notes its checksum.
+// closePart notes the current file's checksum and hands it to the
+// syncer.
 func (w *partWriter) closePart() error {
-	name := w.f.Name()
-	err := w.f.Sync()
-	if cerr := w.f.Close(); err == nil {
-		err = cerr
-	}
+	w.parts = append(w.parts, listed{name: filepath.Base(w.f.Name()), sum: hex.EncodeToString(w.h.Sum(nil))})
+	w.syncs <- syncJob{w.f, w.n}
 	w.f = nil
-	if err != nil {
-		return err
-	}
-	w.parts = append(w.parts, listed{name: filepath.Base(name), sum: hex.EncodeToString(w.h.Sum(nil))})
-	w.report(name, w.n)
 	return nil
 }
 
@@ -526,6 +567,9 @@ func (w *partWriter) finish() error {
 		if err := w.closePart(); err != nil {
 			return err
 		}
+	}
+	if err := w.waitSyncs(); err != nil {
+		return err
 	}
 	var b strings.Builder
 	for _, p := range w.parts {
@@ -575,6 +619,7 @@ func (w *partWriter) abort() {
 		w.f.Close()
 		w.f = nil
 	}
+	w.waitSyncs()
 	for _, p := range w.created {
 		os.Remove(p)
 	}
