@@ -19,8 +19,13 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/rehost/rehost/pkg/rewrite"
 )
 
@@ -176,6 +181,9 @@ func TestArchiveRoundTrip(t *testing.T) {
 	}
 	path := filepath.Join(dir, "bundle.tar")
 	ev := &partEvents{}
+	// The larger image's layers are spooled in files, the rest in memory.
+	defer func(m int64) { memBlob = m }(memBlob)
+	memBlob = 100 << 10
 	s, err = newMirror(t, Options{Reporter: ev}).ExportArchive(context.Background(), f.jobs, path, ArchiveOptions{PartSize: MinPartSize})
 	if err != nil || s.Err() != nil || s.Copied != 4 || s.Charts.Copied != 1 || s.Attachments.Copied != 2 {
 		t.Fatalf("export: %d copied, charts %+v, attachments %+v: %v %v", s.Copied, s.Charts, s.Attachments, err, s.Err())
@@ -334,15 +342,19 @@ func (p *partEvents) Notice(msg string)                { p.notices = append(p.no
 
 // TestArchiveDeterministic: the same images give the same bytes, whatever
 // order the jobs are given in and finish in (one at a time, or four, with
-// the first image's blobs slowed down so that later ones finish first).
+// the first image's blobs slowed down so that later ones finish first),
+// and wherever their blobs were spooled (in memory, in files, or both).
 func TestArchiveDeterministic(t *testing.T) {
 	f := newArchiveFixture(t)
 	dir := t.TempDir()
 	var first []byte
+	defer func(b, m int64) { memBudget, memBlob = b, m }(memBudget, memBlob)
 	for i, c := range []struct {
-		jobs int
-		slow bool
-	}{{1, false}, {4, true}, {2, false}} {
+		jobs   int
+		slow   bool
+		budget int64 // of the spool in memory
+	}{{1, false, memBudget}, {4, true, 0}, {2, false, 600 << 10}} {
+		memBudget = c.budget
 		jobs := append([]Job{}, f.jobs...)
 		if i == 1 {
 			for l, r := 0, len(jobs)-1; l < r; l, r = l+1, r-1 {
@@ -953,5 +965,98 @@ func TestImportArchiveDocker(t *testing.T) {
 	s, err = newMirror(t, Options{PushRegistry: &PushRegistry{Name: "sea.hub:5000", Address: dst.host}}).ImportArchive(context.Background(), path, mp)
 	if err != nil || s.Skipped != 3 {
 		t.Errorf("second run: %d skipped, %v", s.Skipped, err)
+	}
+}
+
+// TestArchiveSharedBlobs: images that share a layer, copied at once, put
+// it in the archive once, in the same bytes as one at a time; when one of
+// them fails while the layer is being spooled, the others still get it
+// (and the run, failed, leaves nothing).
+func TestArchiveSharedBlobs(t *testing.T) {
+	src := newTestRegistry(t)
+	shared, err := random.Layer(300<<10, types.OCILayer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jobs []Job
+	for i := 0; i < 6; i++ {
+		own, err := random.Layer(1000, types.OCILayer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := mutate.AppendLayers(empty.Image, shared, own)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref := fmt.Sprintf("%s/team/app%d:1", src.host, i)
+		push(t, ref, img)
+		jobs = append(jobs, Job{Source: ref, Target: fmt.Sprintf("sea.hub:5000/team/app%d:1", i)})
+	}
+	h, _ := shared.Digest()
+	dir := t.TempDir()
+	defer func(m int64) { memBlob = m }(memBlob)
+	var archives [][]byte
+	for i, c := range []struct {
+		jobs int
+		mem  int64
+	}{{1, 4 << 20}, {6, 4 << 20}, {6, 0}} {
+		memBlob = c.mem
+		path := filepath.Join(dir, fmt.Sprintf("s%d.tar", i))
+		s, err := newMirror(t, Options{Jobs: c.jobs, Attachments: AttachmentsNone}).ExportArchive(context.Background(), jobs, path, ArchiveOptions{})
+		if err != nil || s.Err() != nil {
+			t.Fatal(err, s.Err())
+		}
+		b, _ := os.ReadFile(path)
+		archives = append(archives, b)
+		n := 0
+		for _, hd := range untar(t, b, t.TempDir()) {
+			if hd.Name == blobPath(h) {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("run %d: the shared layer is in the archive %d times", i, n)
+		}
+	}
+	if !bytes.Equal(archives[0], archives[1]) || !bytes.Equal(archives[0], archives[2]) {
+		t.Error("the archives differ")
+	}
+
+	// The shared layer is slow, and one image's own layer fails meanwhile.
+	own := map[string]bool{}
+	for i := range jobs {
+		r, _ := name.ParseReference(jobs[i].Source)
+		img, _ := remote.Image(r)
+		ls, _ := img.Layers()
+		d, _ := ls[1].Digest()
+		own[d.String()] = i == 0
+	}
+	src.setInject(func(r *http.Request) int {
+		switch {
+		case strings.Contains(r.URL.Path, "/manifests/") && !strings.Contains(r.URL.Path, "/app0/"):
+			time.Sleep(20 * time.Millisecond) // app0 spools the shared layer
+		case strings.HasSuffix(r.URL.Path, h.String()):
+			time.Sleep(50 * time.Millisecond)
+		case strings.Contains(r.URL.Path, "/blobs/sha256:"):
+			if own[r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]] {
+				return http.StatusBadRequest
+			}
+		}
+		return 0
+	})
+	defer src.setInject(nil)
+	for _, mem := range []int64{4 << 20, 0} {
+		memBlob = mem
+		out := t.TempDir()
+		var s Summary
+		within(t, hang, func() {
+			s, err = newMirror(t, Options{Jobs: 6, Attachments: AttachmentsNone}).ExportArchive(context.Background(), jobs, filepath.Join(out, "f.tar"), ArchiveOptions{})
+		})
+		if err != nil || s.Failed != 1 || s.Copied != 5 {
+			t.Errorf("memBlob %d: %d copied, %d failed, %v", mem, s.Copied, s.Failed, err)
+		}
+		if got := dirNames(t, out); len(got) != 0 {
+			t.Errorf("left behind: %v", got)
+		}
 	}
 }

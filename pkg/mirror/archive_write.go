@@ -2,6 +2,7 @@ package mirror
 
 import (
 	"archive/tar"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -57,6 +58,7 @@ type archiveWriter struct {
 	window    int
 	err       error // the first failure to write the archive
 	spool     map[v1.Hash]*spooled
+	memUsed   int64 // bytes of spooled blobs held in memory
 	written   map[v1.Hash]bool
 	dirs      map[string]bool
 	committed chan struct{}
@@ -74,15 +76,27 @@ type keyedDesc struct {
 	desc v1.Descriptor
 }
 
-// spooled is a blob in the spool directory, shared by the tasks that need
-// it; the task that created it writes it (ready is closed then).
+// spooled is a blob in the spool, shared by the tasks that need it; the
+// task that created it writes it (ready is closed then). A small blob is
+// held in memory (data), within a budget; others are files of the spool
+// directory (path): writing every byte twice to disk is what the spool
+// costs, and small blobs (manifests, configs, small layers) are most of
+// the files.
 type spooled struct {
 	path  string
+	data  []byte
 	size  int64
 	refs  int
 	ready chan struct{}
 	err   error
 }
+
+// Spooling in memory: blobs of at most memBlob bytes, memBudget bytes in
+// all (tests change them).
+var (
+	memBlob   int64 = 4 << 20
+	memBudget int64 = 32 << 20
+)
 
 type archiveTaskKey struct{}
 
@@ -241,23 +255,46 @@ func (a *archiveWriter) spoolBlob(ctx context.Context, h v1.Hash, size int64, op
 	}
 }
 
-// fill writes the blob h into a new file of the spool, checking its size
-// and digest (as ociDir.writeBlob does).
+// fill writes the blob h into the spool, in memory or in a new file,
+// checking its size and digest (as ociDir.writeBlob does).
 func (a *archiveWriter) fill(ctx context.Context, e *spooled, h v1.Hash, size int64, open func() (io.ReadCloser, error)) (err error) {
 	hh, err := v1.Hasher(h.Algorithm)
 	if err != nil {
 		return fmt.Errorf("blob %s: %w", h, err)
 	}
-	f, err := os.CreateTemp(a.spoolDir, h.Hex+"-*")
-	if err != nil {
-		return err
+	inMemory := false
+	if size >= 0 && size <= memBlob {
+		a.mu.Lock()
+		if inMemory = a.memUsed+size <= memBudget; inMemory {
+			a.memUsed += size
+		}
+		a.mu.Unlock()
+	}
+	var w io.Writer
+	var buf *bytes.Buffer
+	var f *os.File
+	if inMemory {
+		buf = bytes.NewBuffer(make([]byte, 0, size))
+		w = buf
+	} else {
+		if f, err = os.CreateTemp(a.spoolDir, h.Hex+"-*"); err != nil {
+			return err
+		}
+		w = f
 	}
 	defer func() {
-		if cerr := f.Close(); err == nil {
-			err = cerr
+		if f != nil {
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				os.Remove(f.Name())
+			}
 		}
-		if err != nil {
-			os.Remove(f.Name())
+		if inMemory && err != nil {
+			a.mu.Lock()
+			a.memUsed -= size
+			a.mu.Unlock()
 		}
 	}()
 	rc, err := open()
@@ -265,7 +302,12 @@ func (a *archiveWriter) fill(ctx context.Context, e *spooled, h v1.Hash, size in
 		return fmt.Errorf("blob %s: %w", h, err)
 	}
 	defer rc.Close()
-	n, err := io.Copy(io.MultiWriter(f, hh), ctxReader{ctx, rc})
+	// One byte past the size, in memory: a longer blob fails below.
+	var r io.Reader = ctxReader{ctx, rc}
+	if inMemory {
+		r = io.LimitReader(r, size+1)
+	}
+	n, err := io.Copy(io.MultiWriter(w, hh), r)
 	if err != nil {
 		return fmt.Errorf("blob %s: %w", h, err)
 	}
@@ -275,8 +317,25 @@ func (a *archiveWriter) fill(ctx context.Context, e *spooled, h v1.Hash, size in
 	if got := hex.EncodeToString(hh.Sum(nil)); got != h.Hex {
 		return fmt.Errorf("blob %s: %w (it is %s:%s)", h, ErrDigestMismatch, h.Algorithm, got)
 	}
-	e.path, e.size = f.Name(), n
+	e.size = n
+	if inMemory {
+		e.data = buf.Bytes()
+	} else {
+		e.path = f.Name()
+	}
 	return nil
+}
+
+// drop removes a spooled blob. The caller holds a.mu.
+func (a *archiveWriter) drop(e *spooled) {
+	if e.data != nil {
+		a.memUsed -= e.size
+		e.data = nil
+	}
+	if e.path != "" {
+		os.Remove(e.path)
+		e.path = ""
+	}
 }
 
 // commitLoop commits the tasks in order as they finish: the blobs and
@@ -326,7 +385,7 @@ func (a *archiveWriter) commit(st *archiveTask) error {
 		if err := a.addDir("blobs/" + h.Algorithm + "/"); err != nil {
 			return err
 		}
-		if err := a.copyEntry(blobPath(h), e.path, e.size); err != nil {
+		if err := a.copyEntry(blobPath(h), e); err != nil {
 			return err
 		}
 		a.mu.Lock()
@@ -334,8 +393,8 @@ func (a *archiveWriter) commit(st *archiveTask) error {
 		if a.spool[h] == e {
 			delete(a.spool, h)
 		}
+		a.drop(e)
 		a.mu.Unlock()
-		os.Remove(e.path)
 	}
 	for _, d := range st.descs {
 		if err := a.t.addDesc(d.key, d.desc); err != nil {
@@ -352,9 +411,7 @@ func (a *archiveWriter) release(st *archiveTask) {
 		e.refs--
 		if e.refs <= 0 && a.spool[h] == e {
 			delete(a.spool, h)
-			if e.path != "" {
-				os.Remove(e.path)
-			}
+			a.drop(e)
 		}
 	}
 	st.blobs = nil
@@ -389,20 +446,24 @@ func (a *archiveWriter) writeFile(name string, b []byte) error {
 	return err
 }
 
-// copyEntry appends the regular file name with the content of the spooled
-// file src, of size bytes.
-func (a *archiveWriter) copyEntry(name, src string, size int64) error {
-	f, err := os.Open(src)
+// copyEntry appends the regular file name with the content of the
+// spooled blob e.
+func (a *archiveWriter) copyEntry(name string, e *spooled) error {
+	if err := a.tw.WriteHeader(header(name, tar.TypeReg, e.size)); err != nil {
+		return err
+	}
+	if e.path == "" {
+		_, err := a.tw.Write(e.data)
+		return err
+	}
+	f, err := os.Open(e.path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	if err := a.tw.WriteHeader(header(name, tar.TypeReg, size)); err != nil {
-		return err
-	}
 	n, err := io.CopyBuffer(a.tw, struct{ io.Reader }{f}, a.buf)
-	if err == nil && n != size {
-		err = fmt.Errorf("%s: the spooled blob has %d bytes, not %d", src, n, size)
+	if err == nil && n != e.size {
+		err = fmt.Errorf("%s: the spooled blob has %d bytes, not %d", e.path, n, e.size)
 	}
 	return err
 }
