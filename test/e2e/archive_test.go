@@ -450,7 +450,7 @@ func TestMirrorArchiveDockerSave(t *testing.T) {
 		}
 	}
 	for _, ref := range []string{"/team/app:1.0", "/library/base:2"} {
-		want := strings.TrimSpace(string(run(t, nil, crane, "digest", "--tarball", path, "--tag", src+ref)))
+		want := strings.TrimSpace(string(run(t, nil, crane, "digest", "--tarball", path, src+ref)))
 		if got := digestOf(t, dst+ref); got != want || got == "" {
 			t.Errorf("%s: %q, crane says %s", ref, got, want)
 		}
