@@ -229,6 +229,28 @@ func TestMirrorArchiveAcrossTheGap(t *testing.T) {
 	if n := readLayout(t, extracted); n < 11 {
 		t.Errorf("read %d manifests of the extracted layout", n)
 	}
+	// crane reads it as a layout too: pushed as one index, it lists what
+	// index.json lists.
+	crane := needTool(t, "crane")
+	craneDst := startRegistry(t)
+	run(t, nil, crane, "push", "--insecure", "--index", extracted, craneDst+"/layout/all:1")
+	var listed []string
+	for _, c := range children(t, craneDst+"/layout/all:1") {
+		listed = append(listed, c.String())
+	}
+	if ii, err := layout.ImageIndexFromPath(extracted); err == nil {
+		im, _ := ii.IndexManifest()
+		var inIndex []string
+		for _, d := range im.Manifests {
+			inIndex = append(inIndex, d.Digest.String())
+		}
+		if strings.Join(listed, " ") != strings.Join(inIndex, " ") {
+			t.Errorf("crane pushed the layout as an index of %v, index.json lists %v", listed, inIndex)
+		}
+	}
+	if got := digestOf(t, craneDst+"/layout/all@"+want["/library/big:1"]); got != want["/library/big:1"] {
+		t.Errorf("crane's push of the layout lacks the big image: %q", got)
+	}
 
 	// Far side: every kind of damage is refused before any push.
 	dst := startRegistry(t)
