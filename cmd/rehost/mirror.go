@@ -224,6 +224,9 @@ attachments apart. Standard output is empty, except:
 			if err != nil {
 				return err
 			}
+			if fi, err := os.Stat(f.fromArchive); f.fromArchive != "" && err == nil && fi.IsDir() {
+				return fmt.Errorf("--from-archive %s: a directory; a layout directory is pushed with --from-oci", f.fromArchive)
+			}
 			var jobs []mirror.Job
 			if f.from() == "" {
 				// Reading the inputs, and relocating the charts into a

@@ -169,6 +169,7 @@ func TestMirrorArchiveFlags(t *testing.T) {
 		{[]string{"--from-archive", "b.tar", "x.yaml"}, "--from-archive pushes what it holds: it takes no PATH"},
 		{[]string{"--from-archive", "b.tar", "--images-from", "list"}, "--from-archive pushes what it holds: it takes no --images-from"},
 		{[]string{"--from-archive", "b.tar", "--charts", "as-is"}, "--from-archive pushes the charts it holds as they were written"},
+		{[]string{"--from-archive", dir}, "--from-archive " + dir + ": a directory; a layout directory is pushed with --from-oci"},
 	} {
 		_, errOut, code := rehost(t, "nginx:1\n", append([]string{"mirror", "--dry-run", "--attachments", "none"}, c.args...)...)
 		if code == 0 || !strings.Contains(errOut, c.want) {

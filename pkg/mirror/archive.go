@@ -99,6 +99,12 @@ func (m *Mirror) ExportArchive(ctx context.Context, jobs []Job, path string, o A
 // force, removes them (the checksum file first, so that an archive being
 // replaced is never taken for whole).
 func clearArchive(path string, force bool) error {
+	if fi, err := os.Stat(filepath.Dir(path)); err != nil || !fi.IsDir() {
+		return fmt.Errorf("%s: its folder %s is not a directory that exists", path, filepath.Dir(path))
+	}
+	if fi, err := os.Lstat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s: a directory, not a file an archive can be written to", path)
+	}
 	var there []string
 	for _, p := range []string{checksumName(path), path} {
 		if _, err := os.Lstat(p); err == nil {

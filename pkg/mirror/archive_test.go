@@ -1060,3 +1060,23 @@ func TestArchiveSharedBlobs(t *testing.T) {
 		}
 	}
 }
+
+// TestArchivePathErrors: a folder that does not exist, or a directory at
+// the archive's path (even with Force), stop ExportArchive with a clear
+// error.
+func TestArchivePathErrors(t *testing.T) {
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "d.tar"), 0o755)
+	for p, want := range map[string]string{
+		filepath.Join(dir, "none", "b.tar"): "its folder " + filepath.Join(dir, "none") + " is not a directory that exists",
+		filepath.Join(dir, "d.tar"):         "a directory, not a file an archive can be written to",
+	} {
+		_, err := newMirror(t, Options{}).ExportArchive(context.Background(), nil, p, ArchiveOptions{Force: true})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", p, err, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "d.tar")); err != nil {
+		t.Errorf("the directory was removed: %v", err)
+	}
+}
