@@ -89,7 +89,7 @@ func TestMirrorChartsFlags(t *testing.T) {
 		t.Errorf("--charts relocate: exit %d, stderr %q", code, errOut)
 	}
 	_, errOut, code = rehost(t, "", "mirror", "--from-oci", t.TempDir(), "--charts", "none")
-	if code == 0 || !strings.Contains(errOut, "--from-oci pushes the charts of the layout as they were written: it takes no --charts") {
+	if code == 0 || !strings.Contains(errOut, "--from-oci pushes the charts it holds as they were written: it takes no --charts") {
 		t.Errorf("--from-oci --charts: exit %d, stderr %q", code, errOut)
 	}
 	_, errOut, code = rehost(t, "nginx:1\n", "mirror", "--image-list", "-", "--dry-run", "--charts-path", "Helm")

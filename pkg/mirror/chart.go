@@ -475,12 +475,12 @@ func (m *Mirror) importChart(lr *layoutReader, ii *ociIndex, d v1.Descriptor, ma
 		t.err = fmt.Errorf("its values were relocated for %s when the layout was written, and this mapping is %s: it would pull its images from elsewhere; write the layout again for this mapping, or with the chart as it was given", Quote(r.String()), RelocationFor(mapper))
 		return t
 	}
-	dst, err := parseRef(t.Job.Target, m.insecure.has)
+	dst, via, err := m.parseTarget(t.Job.Target)
 	if err != nil {
 		t.err = err
 		return t
 	}
-	t.target = registryTarget{m: m, ref: dst}
+	t.target, t.via = registryTarget{m: m, ref: dst}, via
 	return t
 }
 

@@ -79,6 +79,11 @@ type Options struct {
 	// request is retried (Backoff), then fails with ErrStalled. Zero means
 	// DefaultStallTimeout; a negative value turns the check off.
 	StallTimeout time.Duration
+	// PushRegistry, when set, sends the requests for the targets under
+	// its Name to its Address; targets keep their names everywhere else
+	// (see PushRegistry). It applies to Copy, Import and ImportArchive;
+	// Export and ExportArchive record targets and push nothing.
+	PushRegistry *PushRegistry
 	// Reporter receives progress; nil discards it.
 	Reporter Reporter
 	// UserAgent is sent to registries; empty means "rehost".
@@ -90,6 +95,7 @@ type Options struct {
 type Mirror struct {
 	opts     Options
 	insecure hostSet
+	push     *pushRoute
 	puller   *remote.Puller
 	pusher   *remote.Pusher
 	ledger   ledger
@@ -132,7 +138,11 @@ func New(o Options) (*Mirror, error) {
 	if o.Pin && o.DryRun && len(o.Platforms) > 0 {
 		return nil, errors.New("a dry run cannot pin narrowed indexes: their digest is known only once the index is fetched")
 	}
-	m := &Mirror{opts: o, insecure: newHostSet(o.Insecure), rep: o.Reporter}
+	push, err := newPushRoute(o.PushRegistry)
+	if err != nil {
+		return nil, err
+	}
+	m := &Mirror{opts: o, insecure: newHostSet(o.Insecure), push: push, rep: o.Reporter}
 	if m.rep == nil {
 		m.rep = discard{}
 	}
@@ -148,7 +158,6 @@ func New(o Options) (*Mirror, error) {
 		remote.WithRetryStatusCodes(retryStatusCodes...),
 		remote.WithUserAgent(o.UserAgent),
 	}
-	var err error
 	if m.puller, err = remote.NewPuller(ropts...); err != nil {
 		return nil, err
 	}
@@ -176,20 +185,21 @@ func (m *Mirror) Copy(ctx context.Context, jobs []Job) Summary {
 			}
 			tasks[i].origin = registryOrigin{m: m, ref: src}
 		}
-		dst, err := parseRef(j.Target, m.insecure.has)
+		dst, via, err := m.parseTarget(j.Target)
 		if err != nil {
 			tasks[i].err = err
 			continue
 		}
-		tasks[i].target = registryTarget{m: m, ref: dst}
+		tasks[i].target, tasks[i].via = registryTarget{m: m, ref: dst}, via
 	}
-	return m.run(ctx, tasks)
+	return m.run(ctx, tasks, nil)
 }
 
 // task is a job with its origin and destination.
 type task struct {
 	Job
 	dest   string // Result.Destination
+	via    string // Result.Via
 	origin origin
 	target target
 	err    error // found before the copy started
@@ -262,8 +272,31 @@ type notice struct {
 	msg string
 }
 
-// run copies the tasks, Options.Jobs at a time, and sums up.
-func (m *Mirror) run(ctx context.Context, tasks []task, notices ...notice) Summary {
+// sequencer orders the tasks of a run whose output is written in a fixed
+// order (ExportArchive): the tasks start in its order, each only once
+// admitted, with the context it gives, and it is told of each result.
+type sequencer interface {
+	// order is the order the tasks start in (indexes into the tasks).
+	order() []int
+	// admit waits until task i may start, or ctx is done.
+	admit(ctx context.Context, i int)
+	// taskContext is the context task i runs with.
+	taskContext(ctx context.Context, i int) context.Context
+	// finished says that task i ended with r.
+	finished(i int, r Result)
+}
+
+// run copies the tasks, Options.Jobs at a time, in the order of seq when
+// given, and sums up.
+func (m *Mirror) run(ctx context.Context, tasks []task, seq sequencer, notices ...notice) Summary {
+	s := m.runTasks(ctx, tasks, seq, notices...)
+	m.report(func(r Reporter) { r.End(s) })
+	return s
+}
+
+// runTasks is run without the end of the report (Reporter.End), for a
+// caller with more to do first.
+func (m *Mirror) runTasks(ctx context.Context, tasks []task, seq sequencer, notices ...notice) Summary {
 	start := time.Now()
 	m.report(func(r Reporter) {
 		r.Begin(len(tasks))
@@ -280,12 +313,24 @@ func (m *Mirror) run(ctx context.Context, tasks []task, notices ...notice) Summa
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				results[i] = m.do(ctx, rs, tasks[i])
+				if seq == nil {
+					results[i] = m.do(ctx, rs, tasks[i])
+					continue
+				}
+				results[i] = m.do(seq.taskContext(ctx, i), rs, tasks[i])
+				seq.finished(i, results[i])
 			}
 		}()
 	}
-	for i := range tasks {
-		next <- i
+	if seq == nil {
+		for i := range tasks {
+			next <- i
+		}
+	} else {
+		for _, i := range seq.order() {
+			seq.admit(ctx, i)
+			next <- i
+		}
 	}
 	close(next)
 	wg.Wait()
@@ -294,7 +339,6 @@ func (m *Mirror) run(ctx context.Context, tasks []task, notices ...notice) Summa
 		s.add(r)
 	}
 	s.Elapsed = time.Since(start)
-	m.report(func(r Reporter) { r.End(s) })
 	return s
 }
 
@@ -318,7 +362,7 @@ func (m *Mirror) warn(j Job, msg string) {
 
 // do runs one task.
 func (m *Mirror) do(ctx context.Context, rs *runState, t task) Result {
-	res := Result{Job: t.Job, Destination: t.dest}
+	res := Result{Job: t.Job, Destination: t.dest, Via: t.via}
 	m.report(func(r Reporter) { r.Start(t.Job) })
 	err := t.err
 	if err == nil {
