@@ -177,9 +177,10 @@ attachments apart. Standard output is empty, except:
 			}
 			var jobs []mirror.Job
 			if f.fromOCI == "" {
-				// Reading the inputs, and relocating the charts into a
-				// temporary directory, writes nothing: a signal stops it
-				// the default way.
+				// Reading the inputs, and fetching and relocating the
+				// charts into a temporary directory, writes nothing: a
+				// signal stops it the default way, once the temporary
+				// directory and rehost-helm's are removed.
 				if err := collectImages(rw, args, f.imageList, &hf, s); err != nil {
 					return err
 				}
@@ -193,7 +194,13 @@ attachments apart. Standard output is empty, except:
 				}
 				jobs = append(jobs, charts...)
 			}
-			ctx, stop := interruptible(commandContext(cmd), s.err, stopGrace, os.Exit)
+			// From here on, a signal stops the copies (and the deferred
+			// cleanup removes the charts prepared).
+			hf.src.unwatch()
+			ctx, stop := interruptible(commandContext(cmd), s.err, stopGrace, func(code int) {
+				hf.src.cleanup()
+				os.Exit(code)
+			})
 			defer stop()
 
 			var sum mirror.Summary
@@ -231,6 +238,8 @@ attachments apart. Standard output is empty, except:
 	mf.registerCharts(cmd)
 	// GitOps chart sources are not what mirror copies.
 	cmd.Flags().MarkHidden("no-chart-sources")
+	// Before the chart flags: it bounds the chart downloads too.
+	cmd.Flags().DurationVar(&f.stallTimeout, "stall-timeout", mirror.DefaultStallTimeout, "give up on a registry request or chart download that moves less than 1 KiB/s over this long (waiting for an answer included); a registry request is retried, then its image fails")
 	hf.register(cmd)
 	fs := cmd.Flags()
 	fs.StringVar(&f.charts, "charts", chartsRelocated, "what is pushed of the charts given as input: relocated (their values point at the target registry, as rehost relocate writes them), as-is, or none")
@@ -247,7 +256,6 @@ attachments apart. Standard output is empty, except:
 	fs.StringVar(&f.attachments, "attachments", string(mirror.AttachmentsAll), "what attached to each image is copied with it: all (signatures, attestations, SBOMs, other referrers), signatures, or none")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the plan (what would be copied where, attachments included) on stdout; copy nothing")
 	fs.BoolVar(&f.pin, "pin", false, "print SOURCE<TAB>TARGET@DIGEST lines on stdout, digests resolved with HEAD requests")
-	fs.DurationVar(&f.stallTimeout, "stall-timeout", mirror.DefaultStallTimeout, "give up on a registry request that moves less than 1 KiB/s over this long (waiting for an answer included); it is retried, then its image fails")
 	return cmd
 }
 
