@@ -15,7 +15,6 @@ import (
 
 	"github.com/rehost/rehost/internal/redact"
 	"github.com/rehost/rehost/internal/stall"
-	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/cli"
 	"helm.sh/helm/v3/pkg/downloader"
 	"helm.sh/helm/v3/pkg/getter"
@@ -261,9 +260,9 @@ func pull(ctx context.Context, ref, dest string, o PullOptions, secrets *redact.
 	if err != nil {
 		return nil, err
 	}
-	ch, err := loader.Load(file)
+	ch, _, err := load(file)
 	if err != nil {
-		return nil, fmt.Errorf("%s is not a chart: %w", resolved, err)
+		return nil, fmt.Errorf("%s is not a chart: %w", resolved, errors.Unwrap(err))
 	}
 	p := &Pulled{Ref: ref, URL: resolved, Path: file, Name: ch.Name(), Version: ch.Metadata.Version}
 	if st, err := os.Stat(file + ".prov"); err == nil && st.Mode().IsRegular() {

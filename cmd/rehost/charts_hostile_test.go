@@ -3,7 +3,9 @@
 package main
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -255,5 +257,46 @@ func TestChartSourceSignalIdle(t *testing.T) {
 	// A command that starts a helper after the signal does not.
 	if _, _, err := c.runHelper("fetching ", []string{"pull"}, nil, ""); err == nil || !strings.Contains(err.Error(), "stopped by SIGTERM") {
 		t.Errorf("a helper started after the signal: %v", err)
+	}
+}
+
+// TestChartTwoDirectories: a packaged chart with a/Chart.yaml (innocent
+// 1.0.0) and b/Chart.yaml (evil 6.6.6), which Helm's loader reads as evil,
+// is refused by images and by mirror --charts as-is, naming the file and
+// the two directories; nothing is pushed or listed.
+func TestChartTwoDirectories(t *testing.T) {
+	dir := t.TempDir()
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	for _, f := range []struct{ name, content string }{
+		{"a/Chart.yaml", "apiVersion: v2\nname: innocent\nversion: 1.0.0\n"},
+		{"a/templates/pod.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers: [{name: c, image: nginx:1}]\n"},
+		{"b/Chart.yaml", "apiVersion: v2\nname: evil\nversion: 6.6.6\n"},
+		{"b/templates/pod.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: evil}\nspec:\n  containers: [{name: c, image: evil.example/miner:6.6.6}]\n"},
+	} {
+		tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.content)), Typeflag: tar.TypeReg})
+		tw.Write([]byte(f.content))
+	}
+	tw.Close()
+	zw.Close()
+	chart := filepath.Join(dir, "innocent-1.0.0.tgz")
+	if err := os.WriteFile(chart, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"images", chart},
+		{"mirror", "--charts", "as-is", "--to-oci", filepath.Join(dir, "layout"), chart},
+	} {
+		cmd, _, stderr := rehostCmd(t, args...)
+		var stdout bytes.Buffer
+		cmd.Stdout = &stdout
+		cmd.Run()
+		if code := cmd.ProcessState.ExitCode(); code != 1 || !strings.Contains(stderr.String(), chart) || !strings.Contains(stderr.String(), `two top-level directories, "a" and "b"`) || strings.Contains(stdout.String(), "miner") {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", args[0], code, stdout.String(), stderr.String())
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "layout")); !os.IsNotExist(err) {
+		t.Errorf("mirror wrote the layout: %v", err)
 	}
 }
