@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/rehost/rehost/internal/bytesize"
+	"github.com/rehost/rehost/internal/redact"
 	"github.com/rehost/rehost/pkg/manifest"
 	"github.com/rehost/rehost/pkg/rendered"
 	"github.com/spf13/cobra"
@@ -41,6 +42,8 @@ type chartSource struct {
 	shown map[string]string // fetched file -> what the user gave, for messages
 	found []chartInput      // the chart inputs read, in order
 
+	secrets redact.Secrets // credentials of the references, kept out of messages
+
 	// Signals, while dir exists (helper.go).
 	mu        sync.Mutex
 	helper    *os.Process // the rehost-helm running
@@ -60,7 +63,7 @@ func (c *chartSource) register(cmd *cobra.Command) {
 	c.cmd = cmd
 	fs := cmd.Flags()
 	fs.StringVar(&c.version, "version", "", "chart references: the chart `VERSION` or a SemVer constraint (default: the latest)")
-	fs.StringVar(&c.repo, "repo", "", "chart references: a chart repository `URL`; a chart argument that is not a local path is a chart's name in it")
+	fs.StringVar(&c.repo, "repo", "", "chart references: a chart repository `URL` (https://user:password@host/… sends the credentials to that origin only, and never shows them); a chart argument that is not a local path is a chart's name in it")
 	fs.BoolVar(&c.plainHTTP, "plain-http", false, "chart references: reach oci:// registries over plain HTTP")
 	fs.BoolVar(&c.userConfig, "helm-user-config", false, "chart references: use your Helm configuration and cache (repositories of helm repo add, registry logins) instead of private, empty ones")
 	c.maxChartSize, c.maxIndexSize = rendered.DefaultMaxChartSize, rendered.DefaultMaxIndexSize
@@ -234,12 +237,18 @@ func (c *chartSource) fetch(ref string) (*rendered.ChartFile, error) {
 	if c.userConfig {
 		args = append(args, "--helm-user-config")
 	}
-	what := ref
+	// Credentials in the references are the helper's to send, to their
+	// origin only; no message or output of rehost shows them.
+	for _, u := range []string{c.repo, ref} {
+		_, user, password := redact.Strip(u)
+		c.secrets.AddUser(user, password)
+	}
+	what := redact.URLs(ref)
 	if c.version != "" {
 		what += " --version " + c.version
 	}
 	if c.repo != "" {
-		what += " --repo " + c.repo
+		what += " --repo " + redact.URLs(c.repo)
 	}
 	out, _, err := c.runHelper("fetching ", append(args, "--", ref), nil, tmp)
 	if err != nil {
@@ -258,9 +267,9 @@ func (c *chartSource) fetch(ref string) (*rendered.ChartFile, error) {
 	if c.shown == nil {
 		c.shown = map[string]string{}
 	}
-	c.shown[f.Path] = f.URL
+	c.shown[f.Path] = c.secrets.String(f.URL)
 	if f.URL == "" {
-		c.shown[f.Path] = ref
+		c.shown[f.Path] = redact.URLs(ref)
 	}
 	return &f, nil
 }

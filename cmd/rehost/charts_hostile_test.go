@@ -6,9 +6,11 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -298,5 +300,159 @@ func TestChartTwoDirectories(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "layout")); !os.IsNotExist(err) {
 		t.Errorf("mirror wrote the layout: %v", err)
+	}
+}
+
+// credentialServers is a chart repository that wants Basic credentials
+// and sends its chart "moved" to another port, and that other server;
+// both record the Authorization header of each request by path.
+type credentialServers struct {
+	repo, other *httptest.Server
+	mu          sync.Mutex
+	auth        map[string][]string // "repo /path" or "other /path" -> Authorization headers
+}
+
+const (
+	credUser = "robot"
+	credPass = "s3cret-pass"
+)
+
+func newCredentialServers(t *testing.T) *credentialServers {
+	c := &credentialServers{auth: map[string][]string{}}
+	chart := tgzFiles(t,
+		"app/Chart.yaml", "apiVersion: v2\nname: app\nversion: 1.0.0\n",
+		"app/templates/pod.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers: [{name: c, image: nginx:1.27}]\n")
+	moved := tgzFiles(t,
+		"moved/Chart.yaml", "apiVersion: v2\nname: moved\nversion: 1.0.0\n",
+		"moved/templates/pod.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers: [{name: c, image: redis:7}]\n")
+	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte(credUser+":"+credPass))
+	note := func(who string, r *http.Request) {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.auth[who+" "+r.URL.Path] = append(c.auth[who+" "+r.URL.Path], r.Header.Get("Authorization"))
+	}
+	c.other = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		note("other", r)
+		if r.URL.Path == "/moved-1.0.0.tgz" {
+			w.Write(moved)
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(c.other.Close)
+	c.repo = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		note("repo", r)
+		if r.Header.Get("Authorization") != basic {
+			// A hostile or careless server echoes what it got.
+			http.Error(w, "denied: "+r.Header.Get("Authorization"), http.StatusUnauthorized)
+			return
+		}
+		switch r.URL.Path {
+		case "/index.yaml":
+			fmt.Fprintf(w, "apiVersion: v1\nentries:\n  app:\n  - name: app\n    version: 1.0.0\n    apiVersion: v2\n    urls: [app-1.0.0.tgz]\n  moved:\n  - name: moved\n    version: 1.0.0\n    apiVersion: v2\n    urls: [go/moved-1.0.0.tgz]\n")
+		case "/app-1.0.0.tgz":
+			w.Write(chart)
+		case "/go/moved-1.0.0.tgz":
+			http.Redirect(w, r, c.other.URL+"/moved-1.0.0.tgz", http.StatusFound)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(c.repo.Close)
+	return c
+}
+
+func (c *credentialServers) got(key string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.auth[key]
+}
+
+func tgzFiles(t *testing.T, files ...string) []byte {
+	var buf bytes.Buffer
+	zw := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(zw)
+	for i := 0; i+1 < len(files); i += 2 {
+		tw.WriteHeader(&tar.Header{Name: files[i], Mode: 0o644, Size: int64(len(files[i+1])), Typeflag: tar.TypeReg})
+		tw.Write([]byte(files[i+1]))
+	}
+	tw.Close()
+	zw.Close()
+	return buf.Bytes()
+}
+
+// TestChartCredentials: credentials in --repo reach the repository's
+// origin, not the other port a chart is redirected to; the user's Helm
+// repositories' credentials likewise; and no message or output shows
+// them (they were printed twice in an error).
+func TestChartCredentials(t *testing.T) {
+	c := newCredentialServers(t)
+	u, _ := url.Parse(c.repo.URL)
+	u.User = url.UserPassword(credUser, credPass)
+	repo := u.String()
+	basic := "Basic " + base64.StdEncoding.EncodeToString([]byte(credUser+":"+credPass))
+	secrets := []string{credPass, strings.TrimPrefix(basic, "Basic ")}
+	check := func(what, out string) {
+		t.Helper()
+		for _, s := range secrets {
+			if strings.Contains(out, s) {
+				t.Errorf("%s shows a credential:\n%s", what, out)
+			}
+		}
+	}
+	// -o json and the dry-run plan name the chart by its URL, without
+	// credentials.
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string // in stderr
+	}{
+		{[]string{"images", "-o", "json", "app", "--repo", repo}, 0, ""},
+		{[]string{"images", "moved", "--repo", repo}, 0, ""},
+		{[]string{"images", "nope", "--repo", repo}, 1, "rehost: fetching chart nope in repository http://[redacted]@" + u.Host + ": no chart nope in http://" + u.Host + "\n"},
+		{[]string{"images", "app", "--repo", strings.Replace(repo, credPass, "wrong-password", 1)}, 1, "http://[redacted]@" + u.Host + ": http://" + u.Host + " is not a chart repository or cannot be reached: failed to fetch http://" + u.Host + "/index.yaml : 401 Unauthorized\n"},
+		{[]string{"mirror", "--dry-run", "--attachments", "none", "--registry", "127.0.0.1:1", "--charts", "as-is", "app", "--repo", repo}, 0, ""},
+	} {
+		cmd, _, stderr := rehostCmd(t, tt.args...)
+		var stdout bytes.Buffer
+		cmd.Stdout = &stdout
+		cmd.Run()
+		if code := cmd.ProcessState.ExitCode(); code != tt.code || !strings.Contains(stderr.String(), tt.want) {
+			t.Errorf("rehost %s: exit %d, stderr %q, want %d and %q", tt.args[0], code, stderr, tt.code, tt.want)
+		}
+		check("stdout", stdout.String())
+		check("stderr", stderr.String())
+	}
+	if got := c.got("repo /app-1.0.0.tgz"); len(got) == 0 || got[0] != basic {
+		t.Errorf("the chart on the repository's origin was asked with %q, want its credentials", got)
+	}
+	if got := c.got("other /moved-1.0.0.tgz"); len(got) == 0 || got[0] != "" {
+		t.Errorf("the chart redirected to another port was asked with %q, want no credentials", got)
+	}
+
+	// The user's Helm repositories: credentials from repositories.yaml.
+	cmd, _, stderr := rehostCmd(t, "images", "--helm-user-config", "mine/moved")
+	home := t.TempDir()
+	repos := fmt.Sprintf("apiVersion: \"\"\ngenerated: \"0001-01-01T00:00:00Z\"\nrepositories:\n- name: mine\n  url: %s\n  username: %s\n  password: %s\n", c.repo.URL, credUser, credPass)
+	index := fmt.Sprintf("apiVersion: v1\nentries:\n  moved:\n  - name: moved\n    version: 1.0.0\n    apiVersion: v2\n    urls: [%s/go/moved-1.0.0.tgz]\n", c.repo.URL)
+	for name, content := range map[string]string{"config/repositories.yaml": repos, "cache/repository/mine-index.yaml": index} {
+		p := filepath.Join(home, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd.Env = append(cmd.Env, "HELM_CONFIG_HOME="+home+"/config", "HELM_CACHE_HOME="+home+"/cache")
+	c.mu.Lock()
+	c.auth = map[string][]string{}
+	c.mu.Unlock()
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("--helm-user-config: %v\n%s", err, stderr)
+	}
+	if got := c.got("repo /go/moved-1.0.0.tgz"); len(got) == 0 || got[0] != basic {
+		t.Errorf("the user's repository was asked with %q, want its credentials", got)
+	}
+	if got := c.got("other /moved-1.0.0.tgz"); len(got) == 0 || got[0] != "" {
+		t.Errorf("the redirect to another port was asked with %q, want no credentials", got)
 	}
 }

@@ -57,7 +57,7 @@ func (c *chartSource) runHelper(prefix string, args []string, stdin io.Reader, t
 		return nil, bin, fmt.Errorf("%sstopped by %v", prefix, signalName(sig))
 	}
 	if err != nil {
-		return nil, bin, errors.New(prefix + helperFailure(bin, err, stderr))
+		return nil, bin, errors.New(c.secrets.String(prefix + helperFailure(bin, err, stderr)))
 	}
 	return stdout.Bytes(), bin, nil
 }
