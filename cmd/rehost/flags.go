@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"strings"
 
 	"github.com/rehost/rehost/pkg/manifest"
 	"github.com/rehost/rehost/pkg/rewrite"
@@ -192,46 +190,4 @@ func readImageLists(rw *manifest.Rewriter, files []string, stdin io.Reader) erro
 		}
 	}
 	return nil
-}
-
-// sizeUnits are the units parseSize takes, in lower case: decimal (kB,
-// MB, GB, TB) and binary (KiB, MiB, GiB, TiB).
-var sizeUnits = map[string]float64{
-	"":    1,
-	"b":   1,
-	"kb":  1e3,
-	"mb":  1e6,
-	"gb":  1e9,
-	"tb":  1e12,
-	"kib": 1 << 10,
-	"mib": 1 << 20,
-	"gib": 1 << 30,
-	"tib": 1 << 40,
-}
-
-// parseSize parses a size in bytes: "1048576", "700MB", "4GiB", "1.5GB"
-// (units in any case). A bare K, M, G or T is refused: it could mean
-// either unit.
-func parseSize(s string) (int64, error) {
-	i := strings.IndexFunc(s, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
-	num, unit := s, ""
-	if i >= 0 {
-		num, unit = s[:i], strings.TrimSpace(s[i:])
-	}
-	mult, ok := sizeUnits[strings.ToLower(unit)]
-	if !ok {
-		if u := strings.ToLower(unit); len(u) == 1 && strings.Contains("kmgt", u) {
-			return 0, fmt.Errorf("unit %s: say %sB (powers of 1000) or %siB (powers of 1024)", unit, strings.ToUpper(u), strings.ToUpper(u))
-		}
-		return 0, fmt.Errorf("unit %q: want B, kB, MB, GB, TB, KiB, MiB, GiB or TiB", unit)
-	}
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || num == "" || v < 0 {
-		return 0, fmt.Errorf("want a number of bytes with an optional unit, like 700MB or 4095MiB")
-	}
-	n := v * mult
-	if n >= 1<<62 {
-		return 0, fmt.Errorf("too large")
-	}
-	return int64(n), nil
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/rehost/rehost/internal/bytesize"
 	"github.com/rehost/rehost/pkg/manifest"
 	"github.com/rehost/rehost/pkg/mirror"
 	"github.com/rehost/rehost/pkg/rewrite"
@@ -229,9 +230,10 @@ attachments apart. Standard output is empty, except:
 			}
 			var jobs []mirror.Job
 			if f.from() == "" {
-				// Reading the inputs, and relocating the charts into a
-				// temporary directory, writes nothing: a signal stops it
-				// the default way.
+				// Reading the inputs, and fetching and relocating the
+				// charts into a temporary directory, writes nothing: a
+				// signal stops it the default way, once the temporary
+				// directory and rehost-helm's are removed.
 				if err := collectImages(rw, args, f.imageList, &hf, s); err != nil {
 					return err
 				}
@@ -245,7 +247,13 @@ attachments apart. Standard output is empty, except:
 				}
 				jobs = append(jobs, charts...)
 			}
-			ctx, stop := interruptible(commandContext(cmd), s.err, stopGrace, os.Exit)
+			// From here on, a signal stops the copies (and the deferred
+			// cleanup removes the charts prepared).
+			hf.src.unwatch()
+			ctx, stop := interruptible(commandContext(cmd), s.err, stopGrace, func(code int) {
+				hf.src.cleanup()
+				os.Exit(code)
+			})
 			defer stop()
 
 			var sum mirror.Summary
@@ -295,6 +303,8 @@ attachments apart. Standard output is empty, except:
 	mf.registerCharts(cmd)
 	// GitOps chart sources are not what mirror copies.
 	cmd.Flags().MarkHidden("no-chart-sources")
+	// Before the chart flags: it bounds the chart downloads too.
+	cmd.Flags().DurationVar(&f.stallTimeout, "stall-timeout", mirror.DefaultStallTimeout, "give up on a registry request or chart download that moves less than 1 KiB/s over this long (waiting for an answer included); a registry request is retried, then its image fails")
 	hf.register(cmd)
 	fs := cmd.Flags()
 	fs.StringVar(&f.charts, "charts", chartsRelocated, "what is pushed of the charts given as input: relocated (their values point at the target registry, as rehost relocate writes them), as-is, or none")
@@ -316,7 +326,6 @@ attachments apart. Standard output is empty, except:
 	fs.StringVar(&f.attachments, "attachments", string(mirror.AttachmentsAll), "what attached to each image is copied with it: all (signatures, attestations, SBOMs, other referrers), signatures, or none")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the plan (what would be copied where, attachments included) on stdout; copy nothing")
 	fs.BoolVar(&f.pin, "pin", false, "print SOURCE<TAB>TARGET@DIGEST lines on stdout, digests resolved with HEAD requests")
-	fs.DurationVar(&f.stallTimeout, "stall-timeout", mirror.DefaultStallTimeout, "give up on a registry request that moves less than 1 KiB/s over this long (waiting for an answer included); it is retried, then its image fails")
 	return cmd
 }
 
@@ -401,9 +410,9 @@ func (f *mirrorFlags) parsePartSize() (int64, error) {
 	if f.partSize == "" {
 		return 0, nil
 	}
-	n, err := parseSize(f.partSize)
+	n, err := bytesize.Parse(f.partSize)
 	if err != nil {
-		return 0, fmt.Errorf("--part-size %s: %v", f.partSize, err)
+		return 0, fmt.Errorf("--part-size: %v", err)
 	}
 	if n < mirror.MinPartSize {
 		return 0, fmt.Errorf("--part-size %s: %d bytes, want at least 1MiB (%d bytes)", f.partSize, n, mirror.MinPartSize)

@@ -12,24 +12,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 )
 
-func TestParseSize(t *testing.T) {
-	for in, want := range map[string]int64{
-		"1048576": 1 << 20, "700MB": 700e6, "700mb": 700e6, "4GiB": 4 << 30, "4095MiB": 4095 << 20,
-		"1.5GB": 1.5e9, "2kB": 2000, "3KiB": 3 << 10, "1TB": 1e12, "10B": 10,
-	} {
-		if got, err := parseSize(in); err != nil || got != want {
-			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for in, want := range map[string]string{
-		"4G": "say GB (powers of 1000) or GiB (powers of 1024)", "700 parsecs": `unit "parsecs"`, "MB": "want a number", "": "want a number", "-1MB": "unit", "1e3": `unit "e3"`,
-	} {
-		if _, err := parseSize(in); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("parseSize(%q): %v, want an error with %q", in, err, want)
-		}
-	}
-}
-
 // archiveSource is a loopback registry with an image of about 1.2 MB (two
 // parts of 1 MiB) and a small one, and their image list.
 func archiveSource(t *testing.T) (src, list string) {
@@ -164,7 +146,7 @@ func TestMirrorArchiveFlags(t *testing.T) {
 		{[]string{"--from-oci", dir, "--from-archive", "b.tar"}, "--from-oci and --from-archive exclude each other"},
 		{[]string{"--to-archive", "a.tar", "--from-archive", "b.tar"}, "--to-archive and --from-archive exclude each other"},
 		{[]string{"--to-archive", "a.tar", "--part-size", "512KiB", "--image-list", "-"}, "--part-size 512KiB: 524288 bytes, want at least 1MiB"},
-		{[]string{"--to-archive", "a.tar", "--part-size", "4G", "--image-list", "-"}, "--part-size 4G: unit G: say GB"},
+		{[]string{"--to-archive", "a.tar", "--part-size", "4G", "--image-list", "-"}, "--part-size: size \"4G\": unit G: say GB"},
 		{[]string{"--to-archive", "a.tar", "--push-registry", "10.0.0.5:5000", "--image-list", "-"}, "--to-archive pushes nothing"},
 		{[]string{"--from-archive", "b.tar", "x.yaml"}, "--from-archive pushes what it holds: it takes no PATH"},
 		{[]string{"--from-archive", "b.tar", "--images-from", "list"}, "--from-archive pushes what it holds: it takes no --images-from"},

@@ -149,7 +149,7 @@ func New(o Options) (*Mirror, error) {
 	ropts := []remote.Option{
 		remote.WithAuthFromKeychain(recordingKeychain{kc: o.Keychain, s: &m.secrets}),
 		remote.WithTransport(countingTransport{
-			inner:   plainGuard{inner: stallGuard{inner: baseTransport(o, m.insecure), window: o.StallTimeout}, m: m},
+			inner:   plainGuard{inner: stallGuard(baseTransport(o, m.insecure), o.StallTimeout), m: m},
 			api:     &m.api,
 			secrets: &m.secrets,
 		}),
