@@ -409,56 +409,6 @@ func TestArchiveSingleFile(t *testing.T) {
 	}
 }
 
-// TestArchiveWindow: a task starts at most window positions past the
-// last one committed.
-func TestArchiveWindow(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "w.tar")
-	ctx, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
-	aw, err := newArchiveWriter(ctx, path, 0, cancel, func(string, int64) {})
-	if err != nil {
-		t.Fatal(err)
-	}
-	aw.t = &layoutTarget{arc: aw, have: map[string]v1.Descriptor{}}
-	var tasks []task
-	for _, s := range []string{"d", "c", "b", "a"} {
-		tasks = append(tasks, task{Job: Job{Source: "example.com/" + s + ":1"}})
-	}
-	aw.plan(tasks, 2)
-	if got := fmt.Sprint(aw.order()); got != "[3 2 1 0]" {
-		t.Errorf("order %s, want by source", got)
-	}
-	aw.admit(ctx, 3)
-	aw.admit(ctx, 2)
-	admitted := make(chan struct{})
-	go func() { aw.admit(ctx, 1); close(admitted) }()
-	select {
-	case <-admitted:
-		t.Fatal("the third task started with none committed")
-	case <-time.After(50 * time.Millisecond):
-	}
-	aw.finished(2, Result{Status: Copied}) // not the head: still waits
-	select {
-	case <-admitted:
-		t.Fatal("the third task started before the first was committed")
-	case <-time.After(50 * time.Millisecond):
-	}
-	aw.finished(3, Result{Status: Copied})
-	select {
-	case <-admitted:
-	case <-time.After(hang):
-		t.Fatal("the third task did not start once the first two were committed")
-	}
-	aw.finished(1, Result{Status: Failed})
-	aw.finished(0, Result{Status: Copied})
-	if err := aw.close(false); err != nil {
-		t.Fatal(err)
-	}
-	if got := dirNames(t, filepath.Dir(path)); len(got) != 0 {
-		t.Errorf("left behind: %v", got)
-	}
-}
-
 // TestArchiveNeverOverwrites: an archive, its checksum file or a part at
 // the path stops ExportArchive before anything is read; Force replaces
 // them all, old parts included.
