@@ -18,6 +18,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -584,5 +585,36 @@ func TestArchiveReport(t *testing.T) {
 	}
 	if s.Bytes != ev.bytes {
 		t.Errorf("summary %d bytes, reporter told of %d", s.Bytes, ev.bytes)
+	}
+}
+
+// TestArchiveFlusher: a write wakes the flusher, which syncs the parts
+// written to (and only those), and stops when told.
+func TestArchiveFlusher(t *testing.T) {
+	dir := t.TempDir()
+	w, err := createParts(filepath.Join(dir, "f.tar"), MinPartSize, 3*MinPartSize, func(string, int64) {}, func(error) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.abort()
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() { w.flush(stop); close(stopped) }()
+	if _, err := w.WriteAt([]byte("across"), 2*MinPartSize-3); err != nil {
+		t.Fatal(err)
+	}
+	within(t, hang, func() {
+		for w.dirty[1].Load() || w.dirty[2].Load() {
+			time.Sleep(time.Millisecond)
+		}
+	})
+	if w.dirty[0].Load() {
+		t.Error("part 0 is dirty, but nothing was written to it")
+	}
+	close(stop)
+	within(t, hang, func() { <-stopped })
+	b1, _ := os.ReadFile(filepath.Join(dir, "f.tar.part001"))
+	b2, _ := os.ReadFile(filepath.Join(dir, "f.tar.part002"))
+	if string(b1[len(b1)-3:]) != "acr" || string(b2) != "oss" {
+		t.Errorf("part 1 ends %q, part 2 is %q", b1[len(b1)-3:], b2)
 	}
 }

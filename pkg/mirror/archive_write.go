@@ -27,7 +27,8 @@ import (
 // plan records what the tasks write (archivePlan) and lays the archive
 // out: every entry, its header and where it begins. The placement writes
 // each entry at its offset in the parts, a blob straight from its download
-// (partFiles), and finishes each part once whole.
+// (partFiles); a flusher has the parts written back to disk as they fill,
+// and each part is hashed, synced and reported once whole.
 
 // layoutVersion is the content of a layout's oci-layout file.
 const layoutVersion = `{"imageLayoutVersion":"1.0.0"}`
@@ -370,8 +371,9 @@ func (p *archivePlan) place(ctx context.Context, s *Summary) error {
 	if s.Err() != nil {
 		stop()
 	}
-	finished := make(chan error, 1)
+	finished, flushed := make(chan error, 1), make(chan struct{})
 	go func() { finished <- w.finish(entries, keep.Done()) }()
+	go func() { w.flush(keep.Done()); close(flushed) }()
 	// The entries are written in their order, a few at once.
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -398,7 +400,10 @@ func (p *archivePlan) place(ctx context.Context, s *Summary) error {
 	if !whole {
 		stop()
 	}
-	if err := <-finished; err == nil && whole {
+	err = <-finished
+	stop()
+	<-flushed
+	if err == nil && whole {
 		if err = w.writeChecksums(); err == nil {
 			return nil
 		}
@@ -552,7 +557,9 @@ type partFiles struct {
 	sums   []listed
 	tmp    string // the checksum file being written
 	report func(path string, size int64)
-	fail   func(error) // told of a failure to write
+	fail   func(error)   // told of a failure to write
+	dirty  []atomic.Bool // written to since the flusher's last pass
+	kick   chan struct{} // wakes the flusher
 }
 
 // createParts creates the files of an archive of total bytes at path, in
@@ -578,6 +585,7 @@ func createParts(path string, partSize, total int64, report func(string, int64),
 		}
 		w.names, w.files = append(w.names, name), append(w.files, f)
 	}
+	w.dirty, w.kick = make([]atomic.Bool, n), make(chan struct{}, 1)
 	return w, nil
 }
 
@@ -588,12 +596,37 @@ func (w *partFiles) WriteAt(b []byte, off int64) (int, error) {
 		i := int(off / w.size)
 		k, err := w.files[i].WriteAt(b[n:n+int(min(int64(len(b)-n), int64(i+1)*w.size-off))], off-int64(i)*w.size)
 		n, off = n+k, off+int64(k)
+		w.dirty[i].Store(true)
+		select {
+		case w.kick <- struct{}{}:
+		default:
+		}
 		if err != nil {
 			w.fail(err)
 			return n, err
 		}
 	}
 	return n, nil
+}
+
+// flush syncs the parts written to since its last pass, until stop is
+// closed, so that the disk writes while the parts are filled: the system
+// may hold gigabytes in its page cache before it writes them back of its
+// own accord, and the sync of a whole part would then wait for them all.
+// Its errors are the final sync's to report.
+func (w *partFiles) flush(stop <-chan struct{}) {
+	for {
+		select {
+		case <-stop:
+			return
+		case <-w.kick:
+		}
+		for i, f := range w.files {
+			if w.dirty[i].Swap(false) {
+				f.Sync()
+			}
+		}
+	}
 }
 
 // finish hashes, syncs and closes each part once the entries up to its
@@ -618,7 +651,6 @@ func (w *partFiles) finish(entries []*archiveEntry, quit <-chan struct{}) error 
 			if cerr := w.files[i].Close(); err == nil {
 				err = cerr
 			}
-			w.files[i] = nil
 			if err != nil {
 				w.fail(err)
 				return err
@@ -666,9 +698,7 @@ func (w *partFiles) writeChecksums() error {
 // abort closes and removes every file written.
 func (w *partFiles) abort() {
 	for i, f := range w.files {
-		if f != nil {
-			f.Close()
-		}
+		f.Close() // or closed already
 		os.Remove(w.names[i])
 	}
 	if w.tmp != "" {
