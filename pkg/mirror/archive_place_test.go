@@ -129,7 +129,7 @@ func asTarWriter(t *testing.T, data []byte) []byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := tw.WriteHeader(header(h.Name, h.Typeflag, h.Size)); err != nil {
+		if err := tw.WriteHeader(&tar.Header{Typeflag: h.Typeflag, Name: h.Name, Size: h.Size, Mode: h.Mode, ModTime: h.ModTime}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := io.Copy(tw, tr); err != nil {

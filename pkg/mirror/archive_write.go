@@ -94,10 +94,15 @@ type plannedBlob struct {
 	open map[int]func(context.Context) (io.ReadCloser, error)
 }
 
-type (
-	archiveTaskKey struct{}
-	archiveItemKey struct{}
-)
+// archiveItem is what a blob is recorded for: task i's image (item "")
+// or one of its attachments (item: its source). It travels in the
+// context, under archiveItemKey.
+type archiveItem struct {
+	i    int
+	item string
+}
+
+type archiveItemKey struct{}
 
 func newArchivePlan(m *Mirror, t *layoutTarget, tasks []task, path string, partSize int64, cancel context.CancelCauseFunc) *archivePlan {
 	return &archivePlan{m: m, t: t, tasks: tasks, path: path, partSize: partSize, cancel: cancel,
@@ -105,7 +110,7 @@ func newArchivePlan(m *Mirror, t *layoutTarget, tasks []task, path string, partS
 }
 
 func (p *archivePlan) taskContext(ctx context.Context, i int) context.Context {
-	return context.WithValue(ctx, archiveTaskKey{}, i)
+	return context.WithValue(ctx, archiveItemKey{}, archiveItem{i: i})
 }
 
 // hold keeps the result of a task that succeeded until its bytes are in
@@ -121,20 +126,19 @@ func (p *archivePlan) hold(i int, r Result) bool {
 // attachment's are its own, so that a blob that fails when placed fails
 // the attachment, not its image.
 func (p *archivePlan) itemContext(ctx context.Context, it item) context.Context {
-	if it.att == nil {
-		return ctx
+	if a, ok := ctx.Value(archiveItemKey{}).(archiveItem); ok && it.att != nil {
+		return context.WithValue(ctx, archiveItemKey{}, archiveItem{i: a.i, item: it.Source})
 	}
-	return context.WithValue(ctx, archiveItemKey{}, it.Source)
+	return ctx
 }
 
 // taskOf is the task running with ctx, and the item.
 func (p *archivePlan) taskOf(ctx context.Context) (int, string, error) {
-	i, ok := ctx.Value(archiveTaskKey{}).(int)
+	a, ok := ctx.Value(archiveItemKey{}).(archiveItem)
 	if !ok {
 		return 0, "", fmt.Errorf("internal error: an archive blob written outside a task")
 	}
-	item, _ := ctx.Value(archiveItemKey{}).(string)
-	return i, item, nil
+	return a.i, a.item, nil
 }
 
 // record notes a descriptor of index.json that the task adds, and the
@@ -157,7 +161,7 @@ func (p *archivePlan) record(ctx context.Context, desc v1.Descriptor) error {
 func (p *archivePlan) need(i int, item string, h v1.Hash, size int64) (*plannedBlob, error) {
 	b := p.blobs[h]
 	if b == nil {
-		b = &plannedBlob{size: size}
+		b = &plannedBlob{size: size, open: map[int]func(context.Context) (io.ReadCloser, error){}}
 		p.blobs[h] = b
 	} else if b.size != size {
 		return nil, fmt.Errorf("blob %s: %d bytes, but another manifest declares %d: %w", h, size, b.size, ErrSizeMismatch)
@@ -186,8 +190,9 @@ func (p *archivePlan) blob(ctx context.Context, h v1.Hash, size int64, open func
 	}
 	read := func(context.Context) (io.ReadCloser, error) { return open() }
 	if o, ok := p.tasks[i].origin.(registryOrigin); ok && fetch {
+		ref, puller := o.ref.repo.Digest(h.String()), p.m.puller
 		read = func(ctx context.Context) (io.ReadCloser, error) {
-			l, err := p.m.puller.Layer(ctx, o.ref.repo.Digest(h.String()))
+			l, err := puller.Layer(ctx, ref)
 			if err != nil {
 				return nil, err
 			}
@@ -198,9 +203,6 @@ func (p *archivePlan) blob(ctx context.Context, h v1.Hash, size int64, open func
 	defer p.mu.Unlock()
 	b, err := p.need(i, item, h, size)
 	if err == nil && b.kept == nil {
-		if b.open == nil {
-			b.open = map[int]func(context.Context) (io.ReadCloser, error){}
-		}
 		b.open[i] = read
 	}
 	return err
@@ -246,9 +248,7 @@ func (p *archivePlan) bytes(ctx context.Context, h v1.Hash, data []byte) error {
 func (p *archivePlan) close() {
 	if p.spill != nil {
 		p.spill.Close()
-		if p.spillName != "" {
-			os.Remove(p.spillName)
-		}
+		os.Remove(p.spillName) // "": unlinked already
 	}
 }
 
@@ -297,6 +297,7 @@ func (p *archivePlan) layout() ([]*archiveEntry, int64, error) {
 		if !rec.held {
 			continue
 		}
+		rec.fails = map[string]error{}
 		hs := slices.SortedFunc(maps.Keys(rec.needs), func(a, b v1.Hash) int { return strings.Compare(a.String(), b.String()) })
 		for _, h := range hs {
 			p.users[h] = append(p.users[h], i)
@@ -324,22 +325,17 @@ func (p *archivePlan) layout() ([]*archiveEntry, int64, error) {
 	return es, off + 2*blockSize, errors.Join(errs...)
 }
 
-// header is the header of an entry, with the fixed metadata.
-func header(name string, typ byte, size int64) *tar.Header {
+// tarHeader is the header of an entry, with the fixed metadata, as
+// tar.Writer writes it: in the first of USTAR, PAX and GNU that holds it
+// (USTAR for every entry of a layout, but names of long digests and blobs
+// of 8 GiB or more).
+func tarHeader(name string, typ byte, size int64) ([]byte, error) {
 	mode := int64(archiveFileMode)
 	if typ == tar.TypeDir {
 		mode = archiveDirMode
 	}
-	// The format is the first of USTAR, PAX and GNU that holds the
-	// header: USTAR for every entry of a layout, but names of long
-	// digests and blobs of 8 GiB or more.
-	return &tar.Header{Typeflag: typ, Name: name, Size: size, Mode: mode, ModTime: archiveTime}
-}
-
-// tarHeader is the header of an entry as tar.Writer writes it.
-func tarHeader(name string, typ byte, size int64) ([]byte, error) {
 	var b bytes.Buffer
-	err := tar.NewWriter(&b).WriteHeader(header(name, typ, size))
+	err := tar.NewWriter(&b).WriteHeader(&tar.Header{Typeflag: typ, Name: name, Size: size, Mode: mode, ModTime: archiveTime})
 	return b.Bytes(), err
 }
 
@@ -382,7 +378,11 @@ func (p *archivePlan) place(ctx context.Context, s *Summary) error {
 		go func() {
 			defer wg.Done()
 			buf := make([]byte, 256<<10)
-			for k := int(next.Add(1)) - 1; k < len(entries) && ctx.Err() == nil; k = int(next.Add(1)) - 1 {
+			for {
+				k := int(next.Add(1)) - 1
+				if k >= len(entries) || ctx.Err() != nil {
+					return
+				}
 				e := entries[k]
 				err := p.put(ctx, w, e, buf)
 				if err == nil {
@@ -486,9 +486,9 @@ func (p *archivePlan) settle(ctx context.Context, e *archiveEntry, err error, re
 	defer p.mu.Unlock()
 	for _, i := range p.users[e.h] {
 		rec := &p.recs[i]
-		for _, item := range rec.needs[e.h] {
-			if err != nil {
-				rec.fail(item, err)
+		for _, item := range rec.needs[e.h] { // the image, or an attachment
+			if err != nil && rec.fails[item] == nil {
+				rec.fails[item] = err
 			}
 		}
 		if rec.left--; rec.left == 0 {
@@ -505,21 +505,11 @@ func (p *archivePlan) settleRest(ctx context.Context, results []Result) {
 	why := cmp.Or(p.err, ctx.Err(), errors.New("internal error: blobs left unwritten"))
 	for i := range p.recs {
 		if rec := &p.recs[i]; rec.held {
-			if rec.left > 0 {
-				rec.fail("", fmt.Errorf("not written: %w", why))
+			if rec.left > 0 && rec.fails[""] == nil {
+				rec.fails[""] = fmt.Errorf("not written: %w", why)
 			}
 			p.done(ctx, i, results)
 		}
-	}
-}
-
-// fail notes the first failure of the item.
-func (rec *taskRecord) fail(item string, err error) {
-	if rec.fails == nil {
-		rec.fails = map[string]error{}
-	}
-	if rec.fails[item] == nil {
-		rec.fails[item] = err
 	}
 }
 
@@ -565,10 +555,7 @@ type partFiles struct {
 // createParts creates the files of an archive of total bytes at path, in
 // parts of partSize bytes (0: one file).
 func createParts(path string, partSize, total int64, report func(string, int64), fail func(error)) (*partFiles, error) {
-	w := &partFiles{path: path, size: partSize, total: total, report: report, fail: fail}
-	if partSize == 0 {
-		w.size = max(total, 1)
-	}
+	w := &partFiles{path: path, size: cmp.Or(partSize, max(total, 1)), total: total, report: report, fail: fail}
 	n := int((total + w.size - 1) / w.size)
 	if partSize > 0 && n > MaxParts {
 		return nil, fmt.Errorf("%s: %s in more than %d parts of %s: use larger parts", path, humanBytes(total), MaxParts, humanBytes(partSize))
@@ -645,13 +632,7 @@ func (w *partFiles) finish(entries []*archiveEntry, quit <-chan struct{}) error 
 			n := min(w.size, w.total-int64(i)*w.size)
 			h := sha256.New()
 			_, err := io.CopyBuffer(h, io.NewSectionReader(w.files[i], 0, n), buf)
-			if err == nil {
-				err = w.files[i].Sync()
-			}
-			if cerr := w.files[i].Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
+			if err = errors.Join(err, w.files[i].Sync(), w.files[i].Close()); err != nil {
 				w.fail(err)
 				return err
 			}
