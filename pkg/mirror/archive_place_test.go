@@ -18,6 +18,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/registry"
@@ -278,8 +279,9 @@ func TestArchiveSpill(t *testing.T) {
 // after a part was already written whole (hashed, synced and reported)
 // fails the image or the attachment that needs it, not the others, and
 // every file is removed: parts, checksum file, spill. A blob longer than
-// declared is read one byte past its size, not to its end. Bytes kept in
-// the plan (a manifest) are checked as they are placed too.
+// declared is read one byte past its size, not to its end; an error where
+// a blob ends fails it too. Bytes kept in the plan (a manifest) are
+// checked as they are placed too.
 func TestArchiveBlobFailsMidPlace(t *testing.T) {
 	for _, c := range []struct {
 		name string
@@ -295,6 +297,10 @@ func TestArchiveBlobFailsMidPlace(t *testing.T) {
 		{"endless", ErrSizeMismatch, func([]byte) io.Reader { return rand.New(rand.NewSource(1)) }, ""},
 		{"attachment", ErrDigestMismatch, func(good []byte) io.Reader { return bytes.NewReader(make([]byte, len(good))) }, "example.com/t1:sha256-x.sig"},
 		{"kept", ErrDigestMismatch, nil, ""},
+		// Its bytes, then an error where it ends (a verifying reader's).
+		{"error at the end", errAtEnd, func(good []byte) io.Reader {
+			return io.MultiReader(bytes.NewReader(good), iotest.ErrReader(errAtEnd))
+		}, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -351,6 +357,8 @@ func TestArchiveBlobFailsMidPlace(t *testing.T) {
 		})
 	}
 }
+
+var errAtEnd = errors.New("verification failed at the end")
 
 // reportFunc is a Reporter and PartReporter that counts results and
 // parts.

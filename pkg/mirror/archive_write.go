@@ -460,8 +460,12 @@ func (p *archivePlan) put(ctx context.Context, w *partFiles, e *archiveEntry, bu
 		n, err = io.CopyBuffer(io.MultiWriter(io.NewOffsetWriter(w, start), hh), io.LimitReader(ctxReader{ctx, rc}, e.size), buf)
 	}
 	if err == nil && n == e.size {
-		if k, _ := io.ReadFull(rc, buf[:1]); k > 0 {
-			n++
+		// The end of the stream (where a verifying reader checks it),
+		// or a byte too many.
+		var k int
+		k, err = io.ReadFull(rc, buf[:1])
+		if n += int64(k); err == io.EOF {
+			err = nil
 		}
 	}
 	got := hex.EncodeToString(hh.Sum(nil))
