@@ -462,10 +462,9 @@ func (p *archivePlan) put(ctx context.Context, w *partFiles, e *archiveEntry, bu
 	if err == nil && n == e.size {
 		// The end of the stream (where a verifying reader checks it),
 		// or a byte too many.
-		var k int
-		k, err = io.ReadFull(rc, buf[:1])
-		if n += int64(k); err == io.EOF {
-			err = nil
+		k, rerr := io.ReadFull(rc, buf[:1])
+		if n += int64(k); rerr != io.EOF {
+			err = rerr
 		}
 	}
 	got := hex.EncodeToString(hh.Sum(nil))
