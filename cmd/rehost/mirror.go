@@ -95,9 +95,10 @@ Destinations:
                             to the target its recorded source maps to, each
                             chart to <registry>/<charts-path> (a chart relocated
                             for another registry or path style is refused)
-  --to-archive FILE         the same layout as one tar archive, written as a
-                            stream (tar -xf FILE gives what --to-oci writes,
-                            byte for byte; the same images give the same bytes),
+  --to-archive FILE         the same layout as one tar archive, each layer
+                            written once, straight to its place (tar -xf FILE
+                            gives what --to-oci writes, byte for byte; the same
+                            images give the same bytes),
                             with FILE.sha256 for sha256sum -c; --part-size SIZE
                             splits it into FILE.part000, FILE.part001, ... of at
                             most SIZE each (700MB, 4095MiB, 1048576: at least

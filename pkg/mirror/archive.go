@@ -39,16 +39,29 @@ type ArchiveOptions struct {
 // directory (tar -xf gives the same files, byte for byte): oci-layout
 // first, the blobs/ directories, the blobs, and index.json last.
 //
-// The archive is written as a stream. The blobs of each image are
-// downloaded, checked against their digest and size, and spooled in a
-// private directory beside path; as images finish, in the order of their
-// sources (charts by name and version), their blobs are appended to the
-// archive (by digest, each blob once) and removed from the spool. Images
-// that finish early wait, a few at most, so the spool holds the blobs of a
-// few images: the disk used is about the archive's size, and the memory
-// does not grow with it. The bytes are the same for the same images,
-// whatever order the copies end in: fixed entry order, modification time
-// (the Unix epoch), modes (0644 and 0755), owner 0 without names.
+// The archive is planned, then written. First the jobs run as Export runs
+// them, but their layers are not downloaded: each blob is recorded with
+// its digest and size, and manifests, indexes and configs are kept (in
+// memory, 32 MiB at most, then in a private file beside path, unlinked
+// at once). Then the whole archive is known: its entries in a fixed order
+// (images by source, charts by name and version; within an image blobs
+// by digest, each blob once) and where each one begins. The files are
+// created and the blobs downloaded, a few at once, each written straight
+// at its place (in two parts when it crosses a boundary) and checked
+// against its digest and size as it streams: every byte reaches the disk
+// once, the disk used is the archive's size (a part, written at offsets,
+// may be sparse until it is whole, never larger than its size), and the
+// memory does not grow with the blobs' size. Each part, once whole, is
+// hashed, synced and reported (PartReporter). The bytes are the same for
+// the same images, whatever order the downloads end in: fixed entry
+// order, modification time (the Unix epoch), modes (0644 and 0755),
+// owner 0 without names.
+//
+// The Reporter sees each job start as it is planned; an image (or chart)
+// is reported done, and counted as copied, once its blobs are in the
+// archive, with the bytes downloaded for it. A job that fails is reported
+// at once and does not stop the others (every failure is reported, and a
+// blob that fails fails the images and attachments that need it).
 //
 // Nothing is overwritten: a file at path, path+".sha256" or a part fails
 // with *ExistsError before anything is read, unless ArchiveOptions.Force.
@@ -69,30 +82,28 @@ func (m *Mirror) ExportArchive(ctx context.Context, jobs []Job, path string, o A
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	aw, err := newArchiveWriter(ctx, path, o.PartSize, cancel, func(p string, n int64) {
-		m.report(func(r Reporter) {
-			if pr, ok := r.(PartReporter); ok {
-				pr.PartWritten(p, n)
-			}
-		})
-	})
-	if err != nil {
-		return Summary{}, err
-	}
-	dest.arc = aw
-	aw.t = dest
+	start := time.Now()
 	dest.im = v1.IndexManifest{SchemaVersion: 2, MediaType: types.OCIImageIndex, Manifests: []v1.Descriptor{}}
 	dest.have = map[string]v1.Descriptor{}
 	tasks := m.exportTasks(jobs, dest)
-	aw.plan(tasks, 2*m.opts.Jobs)
-	start := time.Now()
-	s := m.runTasks(ctx, tasks, aw)
-	// The archive's own failure (writing a part) is returned; the jobs
-	// it stopped say so too.
-	err = aw.close(s.Err() == nil && ctx.Err() == nil)
+	p := newArchivePlan(m, dest, tasks, path, o.PartSize, cancel)
+	defer p.close()
+	dest.arc = p
+	s := m.runTasks(ctx, tasks, p)
+	err := p.place(ctx, &s)
+	s = s.recount()
 	s.Elapsed = time.Since(start)
 	m.report(func(r Reporter) { r.End(s) })
 	return s, m.secrets.safe(err)
+}
+
+// recount is s with its counts made again from its results.
+func (s Summary) recount() Summary {
+	out := Summary{Elapsed: s.Elapsed, attachments: s.attachments, dryRun: s.dryRun}
+	for _, r := range s.Results {
+		out.add(r)
+	}
+	return out
 }
 
 // clearArchive checks that no file of an archive is at path, or, with

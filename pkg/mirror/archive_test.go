@@ -181,7 +181,7 @@ func TestArchiveRoundTrip(t *testing.T) {
 	}
 	path := filepath.Join(dir, "bundle.tar")
 	ev := &partEvents{}
-	// The larger image's layers are spooled in files, the rest in memory.
+	// Manifests and configs over 100 KiB go to the spill file.
 	defer func(m int64) { memBlob = m }(memBlob)
 	memBlob = 100 << 10
 	s, err = newMirror(t, Options{Reporter: ev}).ExportArchive(context.Background(), f.jobs, path, ArchiveOptions{PartSize: MinPartSize})
@@ -194,7 +194,7 @@ func TestArchiveRoundTrip(t *testing.T) {
 		}
 	}
 	if got, want := dirNames(t, dir), []string{"bundle.tar.part000", "bundle.tar.part001", "bundle.tar.sha256", "layout"}; strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Errorf("files %v, want %v (no spool, no temporary file, no bundle.tar)", got, want)
+		t.Errorf("files %v, want %v (no spill file, no temporary file, no bundle.tar)", got, want)
 	}
 	for _, p := range []string{"bundle.tar.part000", "bundle.tar.part001"} {
 		if st, err := os.Stat(filepath.Join(dir, p)); err != nil || st.Size() > MinPartSize {
@@ -343,7 +343,8 @@ func (p *partEvents) Notice(msg string)                { p.notices = append(p.no
 // TestArchiveDeterministic: the same images give the same bytes, whatever
 // order the jobs are given in and finish in (one at a time, or four, with
 // the first image's blobs slowed down so that later ones finish first),
-// and wherever their blobs were spooled (in memory, in files, or both).
+// and wherever the plan kept their manifests and configs (in memory, in
+// the spill file, or both).
 func TestArchiveDeterministic(t *testing.T) {
 	f := newArchiveFixture(t)
 	dir := t.TempDir()
@@ -352,7 +353,7 @@ func TestArchiveDeterministic(t *testing.T) {
 	for i, c := range []struct {
 		jobs   int
 		slow   bool
-		budget int64 // of the spool in memory
+		budget int64 // of the plan in memory
 	}{{1, false, memBudget}, {4, true, 0}, {2, false, 600 << 10}} {
 		memBudget = c.budget
 		jobs := append([]Job{}, f.jobs...)
@@ -409,56 +410,6 @@ func TestArchiveSingleFile(t *testing.T) {
 	}
 }
 
-// TestArchiveWindow: a task starts at most window positions past the
-// last one committed.
-func TestArchiveWindow(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "w.tar")
-	ctx, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
-	aw, err := newArchiveWriter(ctx, path, 0, cancel, func(string, int64) {})
-	if err != nil {
-		t.Fatal(err)
-	}
-	aw.t = &layoutTarget{arc: aw, have: map[string]v1.Descriptor{}}
-	var tasks []task
-	for _, s := range []string{"d", "c", "b", "a"} {
-		tasks = append(tasks, task{Job: Job{Source: "example.com/" + s + ":1"}})
-	}
-	aw.plan(tasks, 2)
-	if got := fmt.Sprint(aw.order()); got != "[3 2 1 0]" {
-		t.Errorf("order %s, want by source", got)
-	}
-	aw.admit(ctx, 3)
-	aw.admit(ctx, 2)
-	admitted := make(chan struct{})
-	go func() { aw.admit(ctx, 1); close(admitted) }()
-	select {
-	case <-admitted:
-		t.Fatal("the third task started with none committed")
-	case <-time.After(50 * time.Millisecond):
-	}
-	aw.finished(2, Result{Status: Copied}) // not the head: still waits
-	select {
-	case <-admitted:
-		t.Fatal("the third task started before the first was committed")
-	case <-time.After(50 * time.Millisecond):
-	}
-	aw.finished(3, Result{Status: Copied})
-	select {
-	case <-admitted:
-	case <-time.After(hang):
-		t.Fatal("the third task did not start once the first two were committed")
-	}
-	aw.finished(1, Result{Status: Failed})
-	aw.finished(0, Result{Status: Copied})
-	if err := aw.close(false); err != nil {
-		t.Fatal(err)
-	}
-	if got := dirNames(t, filepath.Dir(path)); len(got) != 0 {
-		t.Errorf("left behind: %v", got)
-	}
-}
-
 // TestArchiveNeverOverwrites: an archive, its checksum file or a part at
 // the path stops ExportArchive before anything is read; Force replaces
 // them all, old parts included.
@@ -501,7 +452,7 @@ func TestArchiveNeverOverwrites(t *testing.T) {
 }
 
 // TestArchiveIncompleteRemoved: when a job fails, or the run is
-// cancelled, nothing is left: no part, no checksum file, no spool.
+// cancelled, nothing is left: no part, no checksum file, no spill file.
 func TestArchiveIncompleteRemoved(t *testing.T) {
 	f := newArchiveFixture(t)
 	for _, c := range []string{"missing image", "canceled", "blob cut"} {
@@ -970,7 +921,7 @@ func TestImportArchiveDocker(t *testing.T) {
 
 // TestArchiveSharedBlobs: images that share a layer, copied at once, put
 // it in the archive once, in the same bytes as one at a time; when one of
-// them fails while the layer is being spooled, the others still get it
+// them fails while the layer is being written, the others still get it
 // (and the run, failed, leaves nothing).
 func TestArchiveSharedBlobs(t *testing.T) {
 	src := newTestRegistry(t)
@@ -1034,7 +985,7 @@ func TestArchiveSharedBlobs(t *testing.T) {
 	src.setInject(func(r *http.Request) int {
 		switch {
 		case strings.Contains(r.URL.Path, "/manifests/") && !strings.Contains(r.URL.Path, "/app0/"):
-			time.Sleep(20 * time.Millisecond) // app0 spools the shared layer
+			time.Sleep(20 * time.Millisecond) // app0 records the shared layer first
 		case strings.HasSuffix(r.URL.Path, h.String()):
 			time.Sleep(50 * time.Millisecond)
 		case strings.Contains(r.URL.Path, "/blobs/sha256:"):

@@ -12,10 +12,11 @@
 //     each source reference in the index annotations;
 //   - [Mirror.Import] pushes such a layout into a registry, computing each
 //     target from the recorded source with a rewrite.Mapper;
-//   - [Mirror.ExportArchive] writes the same layout as one tar archive (a
-//     stream, the same bytes for the same images), split into parts for
-//     the media it travels on ([ArchiveOptions]), with a checksum file in
-//     sha256sum's format;
+//   - [Mirror.ExportArchive] writes the same layout as one tar archive (the
+//     same bytes for the same images; planned first, then each blob
+//     written once, straight from its download to its place), split into
+//     parts for the media it travels on ([ArchiveOptions]), with a
+//     checksum file in sha256sum's format;
 //   - [Mirror.ImportArchive] checks such an archive's parts against its
 //     checksum file, then pushes it as Import pushes a layout, reading the
 //     tar in place; it also takes what `docker save` writes.

@@ -316,13 +316,13 @@ func (o layoutOrigin) get(context.Context) (artifact, error) {
 
 // layoutTarget writes into a layout (see ociDir): blobs concurrently,
 // each through a temporary file; index.json under a lock, rewritten whole
-// after each image. With arc set, it writes into an archive instead
-// (ExportArchive): blobs are spooled, and arc appends them and index.json
-// to the archive in a fixed order.
+// after each image. With arc set, it plans an archive instead
+// (ExportArchive): arc records the blobs and descriptors, and writes the
+// archive once every task has run.
 type layoutTarget struct {
 	dir  string
 	dest string // Result.Destination: "oci:DIR", "oci-archive:FILE"
-	arc  *archiveWriter
+	arc  *archivePlan
 	d    *ociDir
 	r    *layoutReader
 	mu   sync.Mutex
@@ -476,6 +476,9 @@ func (t *layoutTarget) put(ctx context.Context, it item, a artifact) error {
 	j := it.Job
 	var d *v1.Descriptor
 	var err error
+	if t.arc != nil {
+		ctx = t.arc.itemContext(ctx, it)
+	}
 	switch {
 	case a.idx != nil:
 		if err = t.writeIndexBlobs(ctx, a.idx, 1); err == nil {
@@ -517,7 +520,7 @@ func (t *layoutTarget) put(ctx context.Context, it item, a artifact) error {
 		}
 	}
 	if t.arc != nil {
-		return t.arc.record(ctx, jobKey(j), desc)
+		return t.arc.record(ctx, desc)
 	}
 	return t.addDesc(jobKey(j), desc)
 }
@@ -591,18 +594,32 @@ func (t *layoutTarget) writeLayer(ctx context.Context, l v1.Layer) error {
 	if err != nil {
 		return err
 	}
+	if t.arc != nil {
+		// A foreign layer may be served from its URLs only: it is read
+		// as the layer reads it, not fetched again by digest.
+		mt, err := l.MediaType()
+		if err != nil {
+			return err
+		}
+		return t.arc.blob(ctx, h, size, l.Compressed, mt.IsDistributable())
+	}
 	return t.writeBlob(ctx, h, size, l.Compressed)
 }
 
-// writeBlob stores a blob: in the directory, or spooled for the archive.
+// writeBlob stores a blob: in the directory, or in the archive's plan.
 func (t *layoutTarget) writeBlob(ctx context.Context, h v1.Hash, size int64, open func() (io.ReadCloser, error)) error {
 	if t.arc != nil {
-		return t.arc.spoolBlob(ctx, h, size, open)
+		return t.arc.blob(ctx, h, size, open, true)
 	}
 	return t.d.writeBlob(ctx, h, size, open)
 }
 
+// writeBytes stores a blob held in memory (a manifest, an index, a
+// config).
 func (t *layoutTarget) writeBytes(ctx context.Context, h v1.Hash, b []byte) error {
+	if t.arc != nil {
+		return t.arc.bytes(ctx, h, b)
+	}
 	return t.writeBlob(ctx, h, int64(len(b)), func() (io.ReadCloser, error) {
 		return io.NopCloser(bytes.NewReader(b)), nil
 	})

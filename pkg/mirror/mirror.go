@@ -272,31 +272,29 @@ type notice struct {
 	msg string
 }
 
-// sequencer orders the tasks of a run whose output is written in a fixed
-// order (ExportArchive): the tasks start in its order, each only once
-// admitted, with the context it gives, and it is told of each result.
-type sequencer interface {
-	// order is the order the tasks start in (indexes into the tasks).
-	order() []int
-	// admit waits until task i may start, or ctx is done.
-	admit(ctx context.Context, i int)
+// holder takes the results of a run whose images are written only once
+// every task has run (ExportArchive places their bytes then): it gives
+// each task its context, and holds back the Reporter's Done of the
+// results it keeps, to report them once final.
+type holder interface {
 	// taskContext is the context task i runs with.
 	taskContext(ctx context.Context, i int) context.Context
-	// finished says that task i ended with r.
-	finished(i int, r Result)
+	// hold is told that task i ended with r, and says whether its Done
+	// waits.
+	hold(i int, r Result) bool
 }
 
-// run copies the tasks, Options.Jobs at a time, in the order of seq when
-// given, and sums up.
-func (m *Mirror) run(ctx context.Context, tasks []task, seq sequencer, notices ...notice) Summary {
-	s := m.runTasks(ctx, tasks, seq, notices...)
+// run copies the tasks, Options.Jobs at a time, and sums up; h, when
+// given, holds results back (see holder).
+func (m *Mirror) run(ctx context.Context, tasks []task, h holder, notices ...notice) Summary {
+	s := m.runTasks(ctx, tasks, h, notices...)
 	m.report(func(r Reporter) { r.End(s) })
 	return s
 }
 
 // runTasks is run without the end of the report (Reporter.End), for a
 // caller with more to do first.
-func (m *Mirror) runTasks(ctx context.Context, tasks []task, seq sequencer, notices ...notice) Summary {
+func (m *Mirror) runTasks(ctx context.Context, tasks []task, h holder, notices ...notice) Summary {
 	start := time.Now()
 	m.report(func(r Reporter) {
 		r.Begin(len(tasks))
@@ -313,24 +311,20 @@ func (m *Mirror) runTasks(ctx context.Context, tasks []task, seq sequencer, noti
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				if seq == nil {
-					results[i] = m.do(ctx, rs, tasks[i])
-					continue
+				tctx := ctx
+				if h != nil {
+					tctx = h.taskContext(ctx, i)
 				}
-				results[i] = m.do(seq.taskContext(ctx, i), rs, tasks[i])
-				seq.finished(i, results[i])
+				res := m.do(tctx, rs, tasks[i])
+				results[i] = res
+				if h == nil || !h.hold(i, res) {
+					m.report(func(r Reporter) { r.Done(res) })
+				}
 			}
 		}()
 	}
-	if seq == nil {
-		for i := range tasks {
-			next <- i
-		}
-	} else {
-		for _, i := range seq.order() {
-			seq.admit(ctx, i)
-			next <- i
-		}
+	for i := range tasks {
+		next <- i
 	}
 	close(next)
 	wg.Wait()
@@ -360,7 +354,7 @@ func (m *Mirror) warn(j Job, msg string) {
 	m.report(func(r Reporter) { r.Warn(j, msg) })
 }
 
-// do runs one task.
+// do runs one task; the caller reports its result (Reporter.Done).
 func (m *Mirror) do(ctx context.Context, rs *runState, t task) Result {
 	res := Result{Job: t.Job, Destination: t.dest, Via: t.via}
 	m.report(func(r Reporter) { r.Start(t.Job) })
@@ -376,13 +370,18 @@ func (m *Mirror) do(ctx context.Context, rs *runState, t task) Result {
 		res.Bytes = c.n.Load()
 	}
 	if err != nil {
-		if cause := context.Cause(ctx); ctx.Err() != nil && cause != nil && !errors.Is(err, cause) {
-			err = fmt.Errorf("%w (%v)", err, cause) // "context canceled (interrupt signal received)"
-		}
-		res.Status, res.Err = Failed, m.secrets.safe(err)
+		res.Status, res.Err = Failed, m.failure(ctx, err)
 	}
-	m.report(func(r Reporter) { r.Done(res) })
 	return res
+}
+
+// failure is err as a Result gives it: with the cause of ctx's end
+// ("context canceled (interrupt signal received)"), credentials scrubbed.
+func (m *Mirror) failure(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); ctx.Err() != nil && cause != nil && !errors.Is(err, cause) {
+		err = fmt.Errorf("%w (%v)", err, cause)
+	}
+	return m.secrets.safe(err)
 }
 
 // outcome is what copying one manifest did.

@@ -59,8 +59,9 @@ func (l *streamLayer) Compressed() (io.ReadCloser, error) {
 }
 
 // peakRSS runs the rehost binary and returns its peak resident set size
-// (the kernel's maxrss) and how long it ran.
-func peakRSS(t *testing.T, stdin []byte, args ...string) (int64, time.Duration) {
+// (the kernel's maxrss), how long it ran, and the CPU time it used (user
+// and system).
+func peakRSS(t *testing.T, stdin []byte, args ...string) (int64, time.Duration, time.Duration) {
 	t.Helper()
 	cmd := exec.Command(rehostBin(), args...)
 	if stdin != nil {
@@ -77,7 +78,7 @@ func peakRSS(t *testing.T, stdin []byte, args ...string) (int64, time.Duration) 
 	if !ok {
 		t.Fatal("no rusage")
 	}
-	return ru.Maxrss << 10, d // Maxrss is in KiB on Linux
+	return ru.Maxrss << 10, d, time.Duration(ru.Utime.Nano() + ru.Stime.Nano()) // Maxrss is in KiB on Linux
 }
 
 // TestArchiveMemory writes REHOST_ARCHIVE_MEMORY MiB of images (four images
@@ -111,14 +112,14 @@ func TestArchiveMemory(t *testing.T) {
 	dir := t.TempDir()
 	layoutDir, archive := filepath.Join(dir, "layout"), filepath.Join(dir, "bundle.tar")
 	type figure struct {
-		name string
-		rss  int64
-		d    time.Duration
+		name   string
+		rss    int64
+		d, cpu time.Duration
 	}
 	var figs []figure
 	measure := func(name string, stdin []byte, args ...string) {
-		rss, d := peakRSS(t, stdin, args...)
-		figs = append(figs, figure{name, rss, d})
+		rss, d, cpu := peakRSS(t, stdin, args...)
+		figs = append(figs, figure{name, rss, d, cpu})
 	}
 	common := []string{"--attachments", "none", "--progress", "none"}
 	measure("--to-oci", list.Bytes(), append([]string{"mirror", "--image-list", "-", "--to-oci", layoutDir}, common...)...)
@@ -136,7 +137,7 @@ func TestArchiveMemory(t *testing.T) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%d MiB of images (%d images of %d layers of %d MiB); archive %d bytes in %d parts\n", mib, images, layers, layerSize>>20, archived, len(parts))
 	for _, f := range figs {
-		fmt.Fprintf(&b, "  %-32s peak RSS %6.1f MB  %6.1fs\n", f.name, float64(f.rss)/1e6, f.d.Seconds())
+		fmt.Fprintf(&b, "  %-32s peak RSS %6.1f MB  %6.1fs  (CPU %5.1fs)\n", f.name, float64(f.rss)/1e6, f.d.Seconds(), f.cpu.Seconds())
 	}
 	fmt.Fprintf(&b, "  time ratios: --to-archive/--to-oci %.2f, --from-archive/--from-oci %.2f\n", figs[1].d.Seconds()/figs[0].d.Seconds(), figs[3].d.Seconds()/figs[2].d.Seconds())
 	t.Log("\n" + b.String())
