@@ -25,7 +25,7 @@ SOLO     := test/helm39 tools/release test/release
 PACKAGES := ./... $(foreach m,$(filter-out . $(SOLO),$(MODULES)),./$(m)/...)
 BINARIES := ./cmd/rehost ./cmd/rehost-fn ./cmd/rehost-helm
 
-.PHONY: help build test e2e lint modules fuzz bench bench-data bench-peers mutate clean print-modules
+.PHONY: help build test e2e lint modules fuzz bench bench-data bench-peers bench-archive-memory mutate clean print-modules
 .PHONY: release release-snapshot release-artifacts release-binaries release-prep release-check release-tags release-verify
 
 help: ## list targets
@@ -69,6 +69,14 @@ bench: bench-data ## Go benchmarks and the side-by-side comparison with peers
 
 bench-peers: bench-data ## only the side-by-side comparison with peers (kustomize, kbld, ... when installed)
 	./scripts/bench-peers.sh
+
+# The real binary against the real registry: 2 GiB of images through
+# --to-oci, --to-archive --part-size 100MB, --from-oci and --from-archive,
+# with each run's peak RSS and time. Needs about 10 GiB of disk for a
+# while (removed at the end); not part of `test`.
+ARCHIVE_MEMORY_MIB ?= 2048
+bench-archive-memory: ## peak RSS of mirror --to-archive/--from-archive on 2 GiB of images (real registry; ~10 GiB of disk)
+	cd test/e2e && REHOST_ARCHIVE_MEMORY=$(ARCHIVE_MEMORY_MIB) $(GO) test -count=1 -timeout 60m -run '^TestArchiveMemory$$' -v .
 
 # Mutation testing (github.com/go-gremlins/gremlins): each mutant of
 # pkg/rewrite and pkg/manifest is compiled and tested; efficacy is

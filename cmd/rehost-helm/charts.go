@@ -1,10 +1,16 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"syscall"
 
+	"github.com/rehost/rehost/internal/bytesize"
 	"github.com/rehost/rehost/pkg/helm"
 	"github.com/rehost/rehost/pkg/rendered"
 	"github.com/spf13/cobra"
@@ -30,9 +36,21 @@ func pullCmd(stdout io.Writer) *cobra.Command {
 			if userConfig {
 				o.Settings = cli.New()
 			}
-			p, err := helm.Pull(args[0], dest, o)
+			if o.StallTimeout <= 0 {
+				return fmt.Errorf("--stall-timeout %s: want a positive duration, like 2m", o.StallTimeout)
+			}
+			// SIGINT and SIGTERM end the downloads, so that Pull removes
+			// its temporary directories before the process exits; a
+			// second signal kills it the default way.
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			go func() {
+				<-ctx.Done()
+				stop()
+			}()
+			p, err := helm.PullContext(ctx, args[0], dest, o)
 			if err != nil {
-				return err
+				return pullError(err)
 			}
 			return json.NewEncoder(stdout).Encode(rendered.ChartFile{
 				Format: rendered.ChartFileFormat, Name: p.Name, Version: p.Version,
@@ -46,7 +64,25 @@ func pullCmd(stdout io.Writer) *cobra.Command {
 	fs.StringVar(&o.RepoURL, "repo", "", "chart repository URL; REF is then the chart's name")
 	fs.BoolVar(&o.PlainHTTP, "plain-http", false, "reach OCI registries over plain HTTP")
 	fs.BoolVar(&userConfig, "helm-user-config", false, "use the user's Helm configuration and cache instead of private empty ones")
+	o.MaxChartSize, o.MaxIndexSize, o.StallTimeout = helm.DefaultMaxChartSize, helm.DefaultMaxIndexSize, helm.DefaultStallTimeout
+	fs.Var(bytesize.Value{N: &o.MaxChartSize}, "max-chart-size", "refuse a chart whose downloads (the packaged chart and its provenance file, or an OCI chart's manifest and blobs) are larger than this, together")
+	fs.Var(bytesize.Value{N: &o.MaxIndexSize}, "max-index-size", "refuse a chart repository index (index.yaml) larger than this")
+	fs.DurationVar(&o.StallTimeout, "stall-timeout", helm.DefaultStallTimeout, "give up on a download that moves less than 1 KiB/s over this long (waiting for an answer included)")
 	return cmd
+}
+
+// pullError adds to a refused download the flag that sets its limit.
+func pullError(err error) error {
+	var tooLarge *helm.TooLargeError
+	switch {
+	case errors.As(err, &tooLarge) && tooLarge.Index:
+		return fmt.Errorf("%w (--max-index-size)", err)
+	case errors.As(err, &tooLarge):
+		return fmt.Errorf("%w (--max-chart-size)", err)
+	case errors.Is(err, helm.ErrStalled):
+		return fmt.Errorf("%w (--stall-timeout)", err)
+	}
+	return err
 }
 
 // packageCmd packages a chart reproducibly and prints the chart file as

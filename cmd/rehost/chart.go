@@ -137,7 +137,7 @@ func chartStreams(in manifest.Input, hf *helmFlags, rw *manifest.Rewriter, s str
 
 // renderChart runs rehost-helm on the chart at path.
 func renderChart(path string, hf *helmFlags, s streams) (*rendered.Chart, error) {
-	out, bin, err := runHelmHelper("rendering chart "+hf.src.show(path)+": ", hf.args(path), hf.valuesStdin(s))
+	out, bin, err := hf.src.runHelper("rendering chart "+hf.src.show(path)+": ", hf.args(path), hf.valuesStdin(s), "")
 	if err != nil {
 		return nil, err
 	}

@@ -1,18 +1,20 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
+	"github.com/rehost/rehost/internal/bytesize"
+	"github.com/rehost/rehost/internal/redact"
 	"github.com/rehost/rehost/pkg/manifest"
 	"github.com/rehost/rehost/pkg/rendered"
 	"github.com/spf13/cobra"
@@ -27,16 +29,28 @@ import (
 // always a path, as with Helm. rehost-helm fetches each with Helm's getters
 // into a temporary directory, removed when the command ends.
 type chartSource struct {
-	version    string
-	repo       string
-	plainHTTP  bool
-	userConfig bool
+	version      string
+	repo         string
+	plainHTTP    bool
+	userConfig   bool
+	maxChartSize int64
+	maxIndexSize int64
 
 	cmd   *cobra.Command
 	dir   string            // the fetched and packaged charts, under os.TempDir
 	n     int               // directories made in dir
 	shown map[string]string // fetched file -> what the user gave, for messages
 	found []chartInput      // the chart inputs read, in order
+
+	secrets redact.Secrets // credentials of the references, kept out of messages
+
+	// Signals, while dir exists (helper.go).
+	mu        sync.Mutex
+	helper    *os.Process // the rehost-helm running
+	signalled os.Signal   // the signal that stopped the command
+	signals   chan os.Signal
+	unwatched chan struct{}
+	exitFunc  func(int) // os.Exit, unless a test says otherwise
 }
 
 // chartInput is a chart the command read: its local path and what it is
@@ -49,9 +63,28 @@ func (c *chartSource) register(cmd *cobra.Command) {
 	c.cmd = cmd
 	fs := cmd.Flags()
 	fs.StringVar(&c.version, "version", "", "chart references: the chart `VERSION` or a SemVer constraint (default: the latest)")
-	fs.StringVar(&c.repo, "repo", "", "chart references: a chart repository `URL`; a chart argument that is not a local path is a chart's name in it")
+	fs.StringVar(&c.repo, "repo", "", "chart references: a chart repository `URL` (https://user:password@host/… sends the credentials to that origin only, and never shows them); a chart argument that is not a local path is a chart's name in it")
 	fs.BoolVar(&c.plainHTTP, "plain-http", false, "chart references: reach oci:// registries over plain HTTP")
 	fs.BoolVar(&c.userConfig, "helm-user-config", false, "chart references: use your Helm configuration and cache (repositories of helm repo add, registry logins) instead of private, empty ones")
+	c.maxChartSize, c.maxIndexSize = rendered.DefaultMaxChartSize, rendered.DefaultMaxIndexSize
+	fs.Var(bytesize.Value{N: &c.maxChartSize}, "max-chart-size", "chart references: refuse a chart whose downloads (the .tgz and its .prov, or an OCI chart's manifest and blobs, together) are larger than this")
+	fs.Var(bytesize.Value{N: &c.maxIndexSize}, "max-index-size", "chart references: refuse a chart repository whose index.yaml is larger than this (Helm parses an index at about 30 times its size in memory)")
+	// mirror has its own, which bounds its registry requests too.
+	if fs.Lookup("stall-timeout") == nil {
+		fs.Duration("stall-timeout", rendered.DefaultStallTimeout, "chart references: give up on a download that moves less than 1 KiB/s over this long (waiting for an answer included)")
+	}
+}
+
+// stallTimeout is the value of --stall-timeout.
+func (c *chartSource) stallTimeout() time.Duration {
+	if c.cmd == nil {
+		return rendered.DefaultStallTimeout
+	}
+	d, err := c.cmd.Flags().GetDuration("stall-timeout")
+	if err != nil {
+		return rendered.DefaultStallTimeout
+	}
+	return d
 }
 
 // changed lists the chart reference flags given on the command line.
@@ -60,7 +93,7 @@ func (c *chartSource) changed() []string {
 	if c.cmd == nil {
 		return nil
 	}
-	for _, name := range []string{"version", "repo", "plain-http", "helm-user-config"} {
+	for _, name := range []string{"version", "repo", "plain-http", "helm-user-config", "max-chart-size", "max-index-size"} {
 		if c.cmd.Flags().Changed(name) {
 			set = append(set, "--"+name)
 		}
@@ -158,14 +191,17 @@ func (c *chartSource) local(arg string) (string, error) {
 }
 
 // tempDir returns a new directory under the command's temporary
-// directory.
+// directory, which SIGINT and SIGTERM remove too (watch).
 func (c *chartSource) tempDir() (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.dir == "" {
 		dir, err := os.MkdirTemp("", "rehost-charts-*")
 		if err != nil {
 			return "", err
 		}
 		c.dir = dir
+		c.watch()
 	}
 	c.n++
 	d := filepath.Join(c.dir, strconv.Itoa(c.n))
@@ -174,11 +210,21 @@ func (c *chartSource) tempDir() (string, error) {
 
 // fetch runs rehost-helm pull on a reference.
 func (c *chartSource) fetch(ref string) (*rendered.ChartFile, error) {
+	if d := c.stallTimeout(); d <= 0 {
+		return nil, fmt.Errorf("--stall-timeout %s: want a positive duration, like 2m", d)
+	}
 	dest, err := c.tempDir()
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"pull", "--dest=" + dest}
+	// The helper's own temporary directories (a private Helm home, the
+	// repository index) go into the command's: removed with it, even if
+	// the helper is killed.
+	tmp, err := c.tempDir()
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"pull", "--dest=" + dest, fmt.Sprintf("--max-chart-size=%d", c.maxChartSize), fmt.Sprintf("--max-index-size=%d", c.maxIndexSize), "--stall-timeout=" + c.stallTimeout().String()}
 	if c.version != "" {
 		args = append(args, "--version="+c.version)
 	}
@@ -191,14 +237,20 @@ func (c *chartSource) fetch(ref string) (*rendered.ChartFile, error) {
 	if c.userConfig {
 		args = append(args, "--helm-user-config")
 	}
-	what := ref
+	// Credentials in the references are the helper's to send, to their
+	// origin only; no message or output of rehost shows them.
+	for _, u := range []string{c.repo, ref} {
+		_, user, password := redact.Strip(u)
+		c.secrets.AddUser(user, password)
+	}
+	what := redact.URLs(ref)
 	if c.version != "" {
 		what += " --version " + c.version
 	}
 	if c.repo != "" {
-		what += " --repo " + c.repo
+		what += " --repo " + redact.URLs(c.repo)
 	}
-	out, _, err := runHelmHelper("fetching ", append(args, "--", ref), nil)
+	out, _, err := c.runHelper("fetching ", append(args, "--", ref), nil, tmp)
 	if err != nil {
 		if strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") && !c.plainHTTP {
 			err = fmt.Errorf("%w (a registry over plain HTTP: --plain-http)", err)
@@ -215,9 +267,9 @@ func (c *chartSource) fetch(ref string) (*rendered.ChartFile, error) {
 	if c.shown == nil {
 		c.shown = map[string]string{}
 	}
-	c.shown[f.Path] = f.URL
+	c.shown[f.Path] = c.secrets.String(f.URL)
 	if f.URL == "" {
-		c.shown[f.Path] = ref
+		c.shown[f.Path] = redact.URLs(ref)
 	}
 	return &f, nil
 }
@@ -231,35 +283,15 @@ func (c *chartSource) show(path string) string {
 	return path
 }
 
-// cleanup removes the fetched charts.
+// cleanup removes the fetched charts, and gives SIGINT and SIGTERM back.
 func (c *chartSource) cleanup() {
+	c.unwatch()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.dir != "" {
 		os.RemoveAll(c.dir)
 		c.dir = ""
 	}
-}
-
-// runHelmHelper runs rehost-helm with args and returns its standard
-// output and the helper's path. Its error message (which names the chart)
-// follows prefix.
-func runHelmHelper(prefix string, args []string, stdin io.Reader) ([]byte, string, error) {
-	bin, err := findHelmHelper()
-	if err != nil {
-		return nil, "", err
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdin = stdin
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(strings.TrimPrefix(stderr.String(), helmHelper+": "))
-		var exit *exec.ExitError
-		if msg == "" || !errors.As(err, &exit) {
-			msg = fmt.Sprintf("%s: %v %s", bin, err, msg)
-		}
-		return nil, bin, errors.New(prefix + msg)
-	}
-	return stdout.Bytes(), bin, nil
 }
 
 // valuesStdin is standard input when a values file is "-", else nil.

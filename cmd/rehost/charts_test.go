@@ -59,8 +59,22 @@ func TestChartReferenceHelper(t *testing.T) {
 	}
 	args, _ := os.ReadFile(record)
 	lines := strings.Split(string(args), "\n")
-	if len(lines) < 6 || lines[0] != "pull" || !strings.HasPrefix(lines[1], "--dest=") || strings.Join(lines[2:6], " ") != "--version=1.2.0 --helm-user-config -- oci://127.0.0.1:5000/charts/shop" {
+	if len(lines) < 9 || lines[0] != "pull" || !strings.HasPrefix(lines[1], "--dest=") || strings.Join(lines[2:9], " ") != "--max-chart-size=67108864 --max-index-size=33554432 --stall-timeout=2m0s --version=1.2.0 --helm-user-config -- oci://127.0.0.1:5000/charts/shop" {
 		t.Errorf("rehost-helm arguments:\n%s", args)
+	}
+
+	// The limits, as given.
+	record = fakeHelper(t, "chart shop: boom", 1)
+	rehost(t, "", "images", "oci://127.0.0.1:5000/charts/shop", "--max-chart-size", "1GiB", "--max-index-size", "10MB", "--stall-timeout", "5s")
+	args, _ = os.ReadFile(record)
+	if !strings.Contains(string(args), "\n--max-chart-size=1073741824\n--max-index-size=10000000\n--stall-timeout=5s\n") {
+		t.Errorf("rehost-helm arguments:\n%s", args)
+	}
+	for _, bad := range [][]string{{"--max-chart-size", "lots"}, {"--stall-timeout", "0s"}} {
+		_, errOut, code := rehost(t, "", append([]string{"images", "oci://127.0.0.1:5000/charts/shop"}, bad...)...)
+		if code != 1 || !strings.Contains(errOut, bad[0]) {
+			t.Errorf("%q: exit %d, stderr %q", bad, code, errOut)
+		}
 	}
 
 	record = fakeHelper(t, "chart shop in repository http://charts.example: no chart shop in http://charts.example", 1)
@@ -89,7 +103,7 @@ func TestMirrorChartsFlags(t *testing.T) {
 		t.Errorf("--charts relocate: exit %d, stderr %q", code, errOut)
 	}
 	_, errOut, code = rehost(t, "", "mirror", "--from-oci", t.TempDir(), "--charts", "none")
-	if code == 0 || !strings.Contains(errOut, "--from-oci pushes the charts of the layout as they were written: it takes no --charts") {
+	if code == 0 || !strings.Contains(errOut, "--from-oci pushes the charts it holds as they were written: it takes no --charts") {
 		t.Errorf("--from-oci --charts: exit %d, stderr %q", code, errOut)
 	}
 	_, errOut, code = rehost(t, "nginx:1\n", "mirror", "--image-list", "-", "--dry-run", "--charts-path", "Helm")
@@ -126,5 +140,57 @@ func TestMirrorChartFailures(t *testing.T) {
 	s.Results[0].Status, s.Results[0].Err, s.Copied, s.Failed = mirror.Failed, boom, 0, 1
 	if got := failures(s).Error(); !strings.HasPrefix(got, "mirror: 1 of 1 images and 1 of 1 charts failed:\n  docker.io/library/nginx:1 -> r/library/nginx:1: 403 Forbidden\n  chart charts/shop") {
 		t.Errorf("failures:\n%s", got)
+	}
+}
+
+// scriptHelper puts on PATH a rehost-helm that runs the shell script body.
+func scriptHelper(t *testing.T, body string) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, helmHelper), []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+}
+
+// TestHelperCrash: a helper that crashes (a Go runtime's crash dump and
+// status 2, a kill by a signal) is told in one line, with the line of its
+// standard error that says why; a helper that fails says so in its own
+// words (status 1), cut when it writes megabytes.
+func TestHelperCrash(t *testing.T) {
+	if _, err := os.Stat("/bin/sh"); err != nil {
+		t.Skip("no /bin/sh")
+	}
+	dump := `fatal error: runtime: out of memory
+
+runtime stack:
+runtime.throw({0x1f3b6e1?, 0x2000?})
+	/usr/local/go/src/runtime/panic.go:1101 +0x48
+goroutine 1 gp=0xc000002380 m=0 mp=0x2d7a0e0 [running]:
+bytes.growSlice({0xc0b8a00000, 0x7ffffe00, 0x80000000}, 0x200)
+	/usr/local/go/src/bytes/buffer.go:249 +0x8e
+`
+	for _, tt := range []struct {
+		name, script, want string
+	}{
+		{"out of memory", "cat >&2 <<'EOF'\n" + dump + "EOF\nexit 2\n", `rehost-helm crashed: it exited with status 2: "fatal error: runtime: out of memory"` + "\n"},
+		{"panic", "printf 'panic: runtime error: index out of range [3] with length 3\\n\\ngoroutine 1 [running]:\\nmain.main()\\n' >&2\nexit 2\n", `rehost-helm crashed: it exited with status 2: "panic: runtime error: index out of range [3] with length 3"` + "\n"},
+		{"killed", "echo 'reading index.yaml' >&2\nkill -9 $$\n", `rehost-helm crashed: it was killed by SIGKILL (the kernel's out-of-memory killer sends it, among others): "reading index.yaml"` + "\n"},
+		{"silent kill", "kill -TERM $$\n", "rehost-helm crashed: it was killed by SIGTERM\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			scriptHelper(t, tt.script)
+			_, errOut, code := rehost(t, "", "images", "oci://127.0.0.1:5000/charts/shop")
+			if code != 1 || !strings.HasPrefix(errOut, "rehost: fetching ") || !strings.HasSuffix(errOut, tt.want) || strings.Count(errOut, "\n") != 1 {
+				t.Errorf("exit %d, stderr %q, want one line ending %q", code, errOut, tt.want)
+			}
+		})
+	}
+
+	// Status 1 is the helper's own error, kept whole up to 64 KiB.
+	scriptHelper(t, "printf 'rehost-helm: chart shop: ' >&2\nhead -c 3000000 /dev/zero | tr '\\0' x >&2\nexit 1\n")
+	_, errOut, code := rehost(t, "", "images", "oci://127.0.0.1:5000/charts/shop")
+	if code != 1 || len(errOut) > 70<<10 || !strings.HasPrefix(errOut, "rehost: fetching chart shop: xxx") || !strings.HasSuffix(errOut, "…(3000025 bytes in all)\n") {
+		t.Errorf("exit %d, %d bytes on stderr, ending %q", code, len(errOut), errOut[max(0, len(errOut)-60):])
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/rehost/rehost/internal/bytesize"
 	"github.com/rehost/rehost/pkg/manifest"
 	"github.com/rehost/rehost/pkg/mirror"
 	"github.com/rehost/rehost/pkg/rewrite"
@@ -36,6 +38,11 @@ type mirrorFlags struct {
 	stallTimeout    time.Duration
 	charts          string // --charts: relocated, as-is or none
 	allowPartial    bool
+	pushRegistry    string // --push-registry: where pushes go, when not --registry
+	toArchive       string // --to-archive FILE
+	fromArchive     string // --from-archive FILE
+	partSize        string // --part-size SIZE, as given
+	force           bool   // --force: replace an archive
 }
 
 func newMirrorCmd(s streams) *cobra.Command {
@@ -88,6 +95,29 @@ Destinations:
                             to the target its recorded source maps to, each
                             chart to <registry>/<charts-path> (a chart relocated
                             for another registry or path style is refused)
+  --to-archive FILE         the same layout as one tar archive, each layer
+                            written once, straight to its place (tar -xf FILE
+                            gives what --to-oci writes, byte for byte; the same
+                            images give the same bytes),
+                            with FILE.sha256 for sha256sum -c; --part-size SIZE
+                            splits it into FILE.part000, FILE.part001, ... of at
+                            most SIZE each (700MB, 4095MiB, 1048576: at least
+                            1MiB; FAT32 holds 4GiB minus one byte), listed in
+                            FILE.sha256. An existing FILE, part or FILE.sha256 is
+                            refused unless --force; a run that fails or stops
+                            leaves nothing
+  --from-archive FILE       push such an archive (FILE, or the name its parts
+                            share) as --from-oci pushes a layout: every part is
+                            checked against FILE.sha256 first (a missing,
+                            truncated, reordered or altered part is named, and
+                            nothing is pushed), then it is read in place, never
+                            extracted. It also takes what docker save and crane
+                            pull --format tarball write: each RepoTags entry goes
+                            to its target, as rehost rewrite maps it
+  --push-registry ADDR      push to ADDR (HOST[:PORT][/PREFIX]) while every
+                            target keeps the --registry name Pods pull: the build
+                            host reaches sealer's registry node at 10.0.0.5:5000,
+                            the nodes pull sea.hub:5000
 
 Copies are faithful: multi-platform indexes are copied whole, so digests in
 "@sha256:" references stay valid (--platform narrows them, and then their
@@ -112,7 +142,10 @@ A layout given to --from-oci is treated as hostile (it may have travelled on
 removable media): no symbolic link inside it is followed, index.json,
 manifests and indexes are bounded to 4 MiB, indexes that list themselves are
 refused, and every blob must match its size and digest, or its image fails
-and nothing of it is pushed. --to-oci never writes through a link either.
+and nothing of it is pushed. So is an archive given to --from-archive, whose
+entries must also be regular files or directories with safe names (no "..",
+no absolute name, no link, device or FIFO, no name twice, no data past the
+end). --to-oci never writes through a link either.
 Messages quote what comes from a layout or a registry, and never show
 credentials. A request that moves less than 1 KiB/s for --stall-timeout is
 abandoned. SIGINT or SIGTERM stops a run at any stage; running the same
@@ -138,6 +171,20 @@ attachments apart. Standard output is empty, except:
   rehost mirror --to-oci bundle/ manifests/
   rehost mirror --from-oci bundle/ --registry sea.hub:5000
 
+  # Air gap in one file, split for DVDs; check and push on the other side,
+  # to the registry node's address, the manifests naming sea.hub:5000.
+  rehost mirror --to-archive bundle.tar --part-size 4GB manifests/
+  sha256sum -c bundle.tar.sha256
+  rehost mirror --from-archive bundle.tar --registry sea.hub:5000 \
+    --push-registry 10.0.0.5:5000 --ca-file /etc/sealer/ca.crt
+
+  # What an archive holds (its parts checked first).
+  rehost mirror --from-archive bundle.tar --dry-run
+
+  # Images built here and never pushed: what docker save writes.
+  docker save -o images.tar team/app:1.0 team/worker:1.0
+  rehost mirror --from-archive images.tar --registry sea.hub:5000
+
   # GitOps: a chart and its images, the chart relocated for the target
   # (then: helm pull oci://sea.hub:5000/charts/ingress-nginx --version 4.11.0).
   rehost mirror --to-oci bundle/ --registry sea.hub:5000 \
@@ -157,8 +204,8 @@ attachments apart. Standard output is empty, except:
 			if err := f.validate(args); err != nil {
 				return err
 			}
-			if f.fromOCI != "" && len(mf.imagesFrom) > 0 {
-				return errors.New("--from-oci pushes a layout: it takes no --images-from")
+			if from := f.from(); from != "" && len(mf.imagesFrom) > 0 {
+				return fmt.Errorf("%s pushes what it holds: it takes no --images-from", from)
 			}
 			rw, err := mf.newRewriter(cmd, s, manifest.WithFirstOccurrences())
 			if err != nil {
@@ -172,14 +219,22 @@ attachments apart. Standard output is empty, except:
 			if err != nil {
 				return err
 			}
-			if f.fromOCI != "" && cmd.Flags().Changed("charts") {
-				return errors.New("--from-oci pushes the charts of the layout as they were written: it takes no --charts")
+			if from := f.from(); from != "" && cmd.Flags().Changed("charts") {
+				return fmt.Errorf("%s pushes the charts it holds as they were written: it takes no --charts", from)
+			}
+			partSize, err := f.parsePartSize()
+			if err != nil {
+				return err
+			}
+			if fi, err := os.Stat(f.fromArchive); f.fromArchive != "" && err == nil && fi.IsDir() {
+				return fmt.Errorf("--from-archive %s: a directory; a layout directory is pushed with --from-oci", f.fromArchive)
 			}
 			var jobs []mirror.Job
-			if f.fromOCI == "" {
-				// Reading the inputs, and relocating the charts into a
-				// temporary directory, writes nothing: a signal stops it
-				// the default way.
+			if f.from() == "" {
+				// Reading the inputs, and fetching and relocating the
+				// charts into a temporary directory, writes nothing: a
+				// signal stops it the default way, once the temporary
+				// directory and rehost-helm's are removed.
 				if err := collectImages(rw, args, f.imageList, &hf, s); err != nil {
 					return err
 				}
@@ -193,17 +248,32 @@ attachments apart. Standard output is empty, except:
 				}
 				jobs = append(jobs, charts...)
 			}
-			ctx, stop := interruptible(commandContext(cmd), s.err, stopGrace, os.Exit)
+			// From here on, a signal stops the copies (and the deferred
+			// cleanup removes the charts prepared).
+			hf.src.unwatch()
+			ctx, stop := interruptible(commandContext(cmd), s.err, stopGrace, func(code int) {
+				hf.src.cleanup()
+				os.Exit(code)
+			})
 			defer stop()
 
 			var sum mirror.Summary
 			switch {
 			case f.fromOCI != "":
 				sum, err = m.Import(ctx, f.fromOCI, rw.Mapper())
+			case f.fromArchive != "":
+				sum, err = m.ImportArchive(ctx, f.fromArchive, rw.Mapper())
+				err = archiveError(err)
 			case f.toOCI != "":
 				sum, err = m.Export(ctx, jobs, f.toOCI)
+			case f.toArchive != "":
+				sum, err = m.ExportArchive(ctx, jobs, f.toArchive, mirror.ArchiveOptions{PartSize: partSize, Force: f.force})
+				err = archiveError(err)
 			default:
 				sum = m.Copy(ctx, jobs)
+			}
+			if cause := interruption(ctx); cause != nil && f.toArchive != "" && !f.dryRun {
+				return fmt.Errorf("mirror stopped (%v): %s is not written, an archive is written only whole: run the same command again", cause, f.toArchive)
 			}
 			if cause := interruption(ctx); cause != nil {
 				done := fmt.Sprintf("%d of %d images", sum.Copied+sum.Skipped, sum.Images())
@@ -216,6 +286,9 @@ attachments apart. Standard output is empty, except:
 				return err
 			}
 			if sum.Failed > 0 || sum.Attachments.Failed > 0 || sum.Charts.Failed > 0 {
+				if f.toArchive != "" && !f.dryRun {
+					return fmt.Errorf("%w\n%s is not written: an archive is written only whole; run the same command again once these are fixed", failures(sum), f.toArchive)
+				}
 				return failures(sum)
 			}
 			if f.pin {
@@ -231,23 +304,29 @@ attachments apart. Standard output is empty, except:
 	mf.registerCharts(cmd)
 	// GitOps chart sources are not what mirror copies.
 	cmd.Flags().MarkHidden("no-chart-sources")
+	// Before the chart flags: it bounds the chart downloads too.
+	cmd.Flags().DurationVar(&f.stallTimeout, "stall-timeout", mirror.DefaultStallTimeout, "give up on a registry request or chart download that moves less than 1 KiB/s over this long (waiting for an answer included); a registry request is retried, then its image fails")
 	hf.register(cmd)
 	fs := cmd.Flags()
 	fs.StringVar(&f.charts, "charts", chartsRelocated, "what is pushed of the charts given as input: relocated (their values point at the target registry, as rehost relocate writes them), as-is, or none")
 	fs.BoolVar(&f.allowPartial, "allow-partial", false, "--charts relocated: push a chart even when some image cannot be moved by its values (reported)")
 	fs.StringVar(&f.imageList, "image-list", "", `file of images to copy, one reference a line ("-" for stdin)`)
-	fs.BoolVar(&f.insecure, "insecure", false, "allow plain HTTP or unverified TLS for the target registry")
+	fs.BoolVar(&f.insecure, "insecure", false, "allow plain HTTP or unverified TLS for the target registry (the --push-registry address, when given)")
 	fs.StringArrayVar(&f.insecureSources, "insecure-source", nil, "allow plain HTTP or unverified TLS for this source registry host (repeatable)")
 	fs.StringVar(&f.caFile, "ca-file", "", "PEM file of a certificate authority to trust, besides the system's")
 	fs.StringVar(&f.toOCI, "to-oci", "", "write the images into this OCI image layout directory instead of a registry")
 	fs.StringVar(&f.fromOCI, "from-oci", "", "push the images of this OCI image layout (written by --to-oci) into --registry")
+	fs.StringVar(&f.toArchive, "to-archive", "", "write the images as an OCI image layout in one tar `FILE` (with FILE.sha256), instead of a registry")
+	fs.StringVar(&f.partSize, "part-size", "", "with --to-archive: split the archive into parts FILE.part000, ... of at most `SIZE` each: 700MB, 4095MiB, or bytes (at least 1MiB)")
+	fs.BoolVar(&f.force, "force", false, "with --to-archive: replace an archive already there (FILE, its parts and FILE.sha256)")
+	fs.StringVar(&f.fromArchive, "from-archive", "", "push the images of this archive (written by --to-archive, or by docker save) into --registry; `FILE` is the archive or the name its parts share")
+	fs.StringVar(&f.pushRegistry, "push-registry", "", "push to this `HOST[:PORT][/PREFIX]` instead of --registry, whose names the targets keep (in manifests, reports, --pin lines and relocated charts): for a registry the cluster pulls by a name this host cannot resolve; --insecure, --ca-file and credentials apply to it")
 	fs.StringSliceVar(&f.platforms, "platform", nil, "copy only these platforms of multi-platform images (os/arch[/variant], repeatable or comma-separated); changes their digest")
 	fs.IntVar(&f.jobs, "jobs", mirror.DefaultJobs, "images copied at once")
 	fs.StringVar(&f.progress, "progress", "auto", "progress on stderr: auto (a status line on a terminal, else plain), plain (a line per image) or none")
 	fs.StringVar(&f.attachments, "attachments", string(mirror.AttachmentsAll), "what attached to each image is copied with it: all (signatures, attestations, SBOMs, other referrers), signatures, or none")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the plan (what would be copied where, attachments included) on stdout; copy nothing")
 	fs.BoolVar(&f.pin, "pin", false, "print SOURCE<TAB>TARGET@DIGEST lines on stdout, digests resolved with HEAD requests")
-	fs.DurationVar(&f.stallTimeout, "stall-timeout", mirror.DefaultStallTimeout, "give up on a registry request that moves less than 1 KiB/s over this long (waiting for an answer included); it is retried, then its image fails")
 	return cmd
 }
 
@@ -271,20 +350,112 @@ func (f *mirrorFlags) validate(args []string) error {
 	if f.stallTimeout <= 0 {
 		return fmt.Errorf("--stall-timeout %s: want a positive duration, like 2m", f.stallTimeout)
 	}
-	if f.toOCI != "" && f.fromOCI != "" {
-		return errors.New("--to-oci and --from-oci exclude each other")
+	var dests []string
+	for _, d := range []struct{ flag, value string }{{"--to-oci", f.toOCI}, {"--to-archive", f.toArchive}, {"--from-oci", f.fromOCI}, {"--from-archive", f.fromArchive}} {
+		if d.value != "" {
+			dests = append(dests, d.flag)
+		}
 	}
-	if f.fromOCI != "" && (len(args) > 0 || f.imageList != "") {
-		return errors.New("--from-oci pushes a layout: it takes no PATH and no --image-list")
+	if len(dests) > 1 {
+		return fmt.Errorf("%s exclude each other: give one", strings.Join(dests, " and "))
+	}
+	if from := f.from(); from != "" && (len(args) > 0 || f.imageList != "") {
+		return fmt.Errorf("%s pushes what it holds: it takes no PATH and no --image-list", from)
+	}
+	if f.toArchive == "" {
+		for _, c := range []struct {
+			flag string
+			set  bool
+		}{{"--part-size", f.partSize != ""}, {"--force", f.force}} {
+			if c.set {
+				return fmt.Errorf("%s applies to --to-archive only", c.flag)
+			}
+		}
+	}
+	if f.pushRegistry != "" {
+		if to := f.to(); to != "" {
+			return fmt.Errorf("--push-registry says where pushes go, and %s pushes nothing: give it to the command that pushes the bundle (--from-oci, --from-archive)", to)
+		}
+		if _, err := rewrite.NewMapper(rewrite.Config{Registry: f.pushRegistry}); err != nil {
+			return fmt.Errorf("--push-registry %s: want HOST[:PORT][/PREFIX], the address this host reaches the registry at: %v", f.pushRegistry, err)
+		}
 	}
 	return nil
+}
+
+// from is the flag that pushes a bundle (--from-oci, --from-archive),
+// "" when none is given.
+func (f *mirrorFlags) from() string {
+	switch {
+	case f.fromOCI != "":
+		return "--from-oci"
+	case f.fromArchive != "":
+		return "--from-archive"
+	}
+	return ""
+}
+
+// to is the flag that writes a bundle, "" when none is given.
+func (f *mirrorFlags) to() string {
+	switch {
+	case f.toOCI != "":
+		return "--to-oci"
+	case f.toArchive != "":
+		return "--to-archive"
+	}
+	return ""
+}
+
+// parsePartSize is --part-size in bytes (0 when not given).
+func (f *mirrorFlags) parsePartSize() (int64, error) {
+	if f.partSize == "" {
+		return 0, nil
+	}
+	n, err := bytesize.Parse(f.partSize)
+	if err != nil {
+		return 0, fmt.Errorf("--part-size: %v", err)
+	}
+	if n < mirror.MinPartSize {
+		return 0, fmt.Errorf("--part-size %s: %d bytes, want at least 1MiB (%d bytes)", f.partSize, n, mirror.MinPartSize)
+	}
+	return n, nil
+}
+
+// archiveError words the errors of the archive itself (as opposed to
+// its images') for the command line.
+func archiveError(err error) error {
+	var (
+		exists *mirror.ExistsError
+		part   *mirror.PartError
+		sums   *mirror.ChecksumFileError
+		entry  *mirror.EntryError
+	)
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &exists):
+		return fmt.Errorf("%w: --force replaces them", err)
+	case errors.As(err, &part):
+		return fmt.Errorf("%w\nnothing was pushed: copy the parts named again from the other side (sha256sum -c %s checks them there)", err, filepath.Base(part.Checksums))
+	case errors.As(err, &sums), errors.As(err, &entry):
+		return fmt.Errorf("%w\nnothing was pushed", err)
+	}
+	return err
 }
 
 // options turns the flags into mirror options.
 func (f *mirrorFlags) options(mapper *rewrite.Mapper, s streams) (mirror.Options, error) {
 	o := mirror.Options{Jobs: f.jobs, DryRun: f.dryRun, Pin: f.pin, Insecure: f.insecureSources, Attachments: mirror.Attachments(f.attachments), StallTimeout: f.stallTimeout}
+	if f.pushRegistry != "" {
+		o.PushRegistry = &mirror.PushRegistry{Name: mapper.Root(), Address: f.pushRegistry}
+	}
 	if f.insecure {
-		o.Insecure = append(o.Insecure, mapper.Registry())
+		// The host rehost talks to: the push registry's, when given.
+		host := mapper.Registry()
+		if f.pushRegistry != "" {
+			host, _, _ = strings.Cut(f.pushRegistry, "/")
+		}
+		o.Insecure = append(o.Insecure, host)
 	}
 	for _, p := range f.platforms {
 		pl, err := v1.ParsePlatform(p)
@@ -334,6 +505,18 @@ func (p planReporter) Done(r mirror.Result) {
 	if len(failed) > 0 {
 		r.Attachments = failed
 		p.Reporter.Done(r)
+	}
+}
+
+func (p planReporter) CheckProgress(c mirror.CheckProgress) {
+	if r, ok := p.Reporter.(mirror.PartReporter); ok {
+		r.CheckProgress(c)
+	}
+}
+
+func (p planReporter) PartWritten(path string, size int64) {
+	if r, ok := p.Reporter.(mirror.PartReporter); ok {
+		r.PartWritten(path, size)
 	}
 }
 
@@ -465,7 +648,11 @@ func failures(s mirror.Summary) error {
 			if r.Chart != nil {
 				kind = "chart "
 			}
-			fmt.Fprintf(&b, "\n  %s%s -> %s: %v", kind, mirror.Quote(r.Source), mirror.Quote(r.Destination), r.Err)
+			via := ""
+			if r.Via != "" {
+				via = " via " + mirror.Quote(r.Via)
+			}
+			fmt.Fprintf(&b, "\n  %s%s -> %s%s: %v", kind, mirror.Quote(r.Source), mirror.Quote(r.Destination), via, r.Err)
 		}
 		for _, a := range r.Attachments {
 			if a.Status == mirror.Failed {

@@ -79,7 +79,7 @@ func prepareChart(cmd *cobra.Command, f mirrorFlags, in chartInput, mf *mappingF
 	}
 	out := filepath.Join(dir, "chart.tgz")
 	if f.charts == chartsAsIs {
-		if _, _, err := runHelmHelper("", []string{"package", "--output=" + out, "--", in.path}, nil); err != nil {
+		if _, _, err := hf.src.runHelper("", []string{"package", "--output=" + out, "--", in.path}, nil, ""); err != nil {
 			return nil, err
 		}
 	} else {

@@ -192,6 +192,27 @@ func TestMirrorSignals(t *testing.T) {
 		}
 	})
 
+	t.Run("SIGINT while writing an archive", func(t *testing.T) {
+		stall := newStall(func(r *http.Request) bool {
+			return r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/team/b/blobs/")
+		})
+		src := loopbackRegistry(t, stall.wrap)
+		pushRandom(t, src+"/team/a:1")
+		pushRandom(t, src+"/team/b:1")
+		dir := t.TempDir()
+		path := filepath.Join(dir, "bundle.tar")
+		run := start(t, bin, strings.NewReader(src+"/team/a:1\n"+src+"/team/b:1\n"), "mirror", "--image-list", "-", "--to-archive", path, "--part-size", "1MiB", "--attachments", "none", "--progress", "plain", "--jobs", "1")
+		await(t, stall.hit, 30*time.Second, "the blob request")
+		err := run.signalAndWait(t, os.Interrupt)
+		errOut := run.stderr.String()
+		if code := exitCodeOf(err); code != 1 || !strings.Contains(errOut, "rehost: mirror stopped (interrupt signal received): "+path+" is not written, an archive is written only whole: run the same command again") {
+			t.Errorf("exit status %d (%v); stderr:\n%s", code, err, errOut)
+		}
+		if es, _ := os.ReadDir(dir); len(es) != 0 {
+			t.Errorf("left behind: %v", es)
+		}
+	})
+
 	t.Run("SIGTERM while pushing a layout", func(t *testing.T) {
 		dir, _, _ := cliBundle(t)
 		stall := newStall(func(r *http.Request) bool {

@@ -223,7 +223,7 @@ func runAirgap(cmd *cobra.Command, sub, chart string, mf *mappingFlags, hf *helm
 		return nil, err
 	}
 	args := append([]string{sub, "--rewrite-config=" + string(js)}, extra...)
-	out, bin, err := runHelmHelper("chart "+hf.src.show(chart)+": ", append(args, hf.args(chart)...), hf.valuesStdin(s))
+	out, bin, err := hf.src.runHelper("chart "+hf.src.show(chart)+": ", append(args, hf.args(chart)...), hf.valuesStdin(s), "")
 	if err != nil {
 		return nil, err
 	}

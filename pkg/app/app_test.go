@@ -341,3 +341,43 @@ func TestListErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestChartArchiveIdentity: a packaged chart (or packaged subchart) that
+// Helm's loader would read as another chart than its first Chart.yaml
+// says is an error.
+func TestChartArchiveIdentity(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	// a/Chart.yaml (innocent) and b/Chart.yaml (evil) in one archive.
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for _, f := range []struct{ name, content string }{
+		{"a/Chart.yaml", chartYAML("innocent", "nginx:1")},
+		{"b/Chart.yaml", chartYAML("evil", "evil:6.6.6")},
+	} {
+		tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o644, Size: int64(len(f.content)), Typeflag: tar.TypeReg})
+		tw.Write([]byte(f.content))
+	}
+	tw.Close()
+	gz.Close()
+	for name, archive := range map[string]string{
+		"two.tgz":    buf.String(),
+		"parent.tgz": tgz(t, "parent", map[string]string{"Chart.yaml": chartYAML("parent", "nginx:1"), "charts/sub.tgz": buf.String()}),
+	} {
+		_, err := readChart(write(name, archive))
+		if err == nil || !strings.Contains(err.Error(), `two top-level directories, "a" and "b"`) {
+			t.Errorf("%s: error %v, want one naming the two directories", name, err)
+		}
+	}
+	m, err := readChart(write("ok.tgz", tgz(t, "ok", map[string]string{"Chart.yaml": chartYAML("ok", "nginx:1")})))
+	if err != nil || m.Name != "ok" {
+		t.Errorf("a normal chart: %+v, %v", m, err)
+	}
+}

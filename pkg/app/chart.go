@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rehost/rehost/internal/chartarchive"
 	"github.com/rehost/rehost/pkg/rendered"
 )
 
@@ -75,7 +76,10 @@ func dirFiles(dir string) (map[string][]byte, error) {
 }
 
 // archiveFiles reads the relevant files of a packaged chart, by their path
-// below the archive's top directory, as Helm's loader does.
+// below the archive's top directory, as Helm's loader names them. An
+// archive that Helm's loader would read as another chart than it appears
+// to be (a second top-level directory, a file twice) is an error
+// (internal/chartarchive).
 func archiveFiles(r io.Reader) (map[string][]byte, error) {
 	gz, err := gzip.NewReader(r)
 	if err != nil {
@@ -84,6 +88,7 @@ func archiveFiles(r io.Reader) (map[string][]byte, error) {
 	defer gz.Close()
 	files := map[string][]byte{}
 	tr := tar.NewReader(gz)
+	var names chartarchive.Names
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
@@ -92,11 +97,11 @@ func archiveFiles(r io.Reader) (map[string][]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if h.Typeflag != tar.TypeReg {
-			continue
+		name, ok, err := names.Add(h)
+		if err != nil {
+			return nil, err
 		}
-		_, name, ok := strings.Cut(strings.TrimPrefix(path.Clean(filepath.ToSlash(h.Name)), "/"), "/")
-		if !ok || !relevant(name) {
+		if !ok || h.Typeflag != tar.TypeReg || !relevant(name) {
 			continue
 		}
 		data, err := io.ReadAll(io.LimitReader(tr, maxChartYAML+1))

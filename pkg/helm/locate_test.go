@@ -3,14 +3,20 @@ package helm
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"log"
+	"math/rand"
 	"os"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/rehost/rehost/pkg/manifest"
+	"github.com/rehost/rehost/pkg/rendered"
 	"github.com/rehost/rehost/pkg/rewrite"
 	"helm.sh/helm/v3/pkg/cli/values"
+	"helm.sh/helm/v3/pkg/releaseutil"
 )
 
 // TestTemplateLines: errors and occurrences name the template file and the
@@ -96,5 +102,148 @@ func TestHelmWarnings(t *testing.T) {
 	log.Print("after")
 	if logged.String() == "" {
 		t.Errorf("the global logger no longer writes to its output")
+	}
+}
+
+// searchLines is how locate found documents before it split the outputs:
+// the first occurrence of each document's content in its template's output
+// that no document before it took, its line counted from the start. It
+// took time quadratic in the number of documents of a template.
+func searchLines(ms []rendered.Manifest, files map[string]string) {
+	used := map[string][]int{}
+	for i := range ms {
+		m := &ms[i]
+		out, ok := files[m.Name]
+		if !ok || m.Content == "" {
+			continue
+		}
+		for from := 0; from <= len(out); {
+			j := strings.Index(out[from:], m.Content)
+			if j < 0 {
+				break
+			}
+			off, taken := from+j, false
+			for _, u := range used[m.Name] {
+				taken = taken || u == off
+			}
+			if !taken {
+				used[m.Name] = append(used[m.Name], off)
+				m.Line = 1 + strings.Count(out[:off], "\n")
+				break
+			}
+			from = off + 1
+		}
+	}
+}
+
+// TestLinesAsSearch: the lines found by splitting each template's output
+// are those the search found, on outputs shaped as templates render them
+// (separators with and without blank lines and trailing spaces, leading
+// comments, a document rendered twice, empty documents, documents that
+// differ only in their last line), whatever order Helm sorts them in; and
+// a document that is the start of another is found at its own place, where
+// the search could take the other's.
+func TestLinesAsSearch(t *testing.T) {
+	rng := rand.New(rand.NewSource(29))
+	seps := []string{"\n---\n", "\n---\n\n", "\n\n---\n", "\n--- \n", "\n---\n# a comment\n", "\n---\n---\n"}
+	for round := 0; round < 300; round++ {
+		files := map[string]string{}
+		for f := 0; f < 3; f++ {
+			name := fmt.Sprintf("app/templates/t%d.yaml", f)
+			var b strings.Builder
+			if rng.Intn(3) == 0 {
+				b.WriteString("\n# leading comment\n---\n")
+			}
+			n := 1 + rng.Intn(12)
+			for i := 0; i < n; i++ {
+				sep := ""
+				if i > 0 {
+					sep = seps[rng.Intn(len(seps))]
+					b.WriteString(sep)
+				}
+				// Few names: the same document twice is common. A
+				// document after a comment, or after "---" twice (Helm
+				// cuts at the first only), starts with the comment or the
+				// second "---": it is named apart, lest the search find
+				// the others inside it.
+				name := fmt.Sprintf("cm-%d", rng.Intn(4))
+				if strings.Contains(sep, "#") || strings.Count(sep, "---") > 1 {
+					name = fmt.Sprintf("commented-%d-%d", f, i)
+				}
+				fmt.Fprintf(&b, "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: %s\ndata:\n  k: \"%d\"", name, rng.Intn(2))
+			}
+			if rng.Intn(2) == 0 {
+				b.WriteString("\n---\n")
+			}
+			files[name] = b.String()
+		}
+		// The manifests as Helm's release holds them: split, trimmed,
+		// then in some other order.
+		var ms []rendered.Manifest
+		for name, out := range files {
+			split := releaseutil.SplitManifests(out)
+			for i := 0; i < len(split); i++ {
+				ms = append(ms, rendered.Manifest{Name: name, Content: split[fmt.Sprintf("manifest-%d", i)]})
+			}
+		}
+		rng.Shuffle(len(ms), func(i, j int) { ms[i], ms[j] = ms[j], ms[i] })
+		got := append([]rendered.Manifest(nil), ms...)
+		want := append([]rendered.Manifest(nil), ms...)
+		setLines(got, files, nil)
+		searchLines(want, files)
+		for i := range got {
+			if got[i].Line != want[i].Line || got[i].Line == 0 {
+				t.Fatalf("round %d: %s document %q at line %d, the search says %d:\n%s", round, got[i].Name, got[i].Content, got[i].Line, want[i].Line, files[got[i].Name])
+			}
+		}
+	}
+
+	// Where the search went wrong: a document that is the start of
+	// another before it, or the end of one that starts with a comment.
+	for _, tt := range []struct {
+		out  string
+		ms   []rendered.Manifest
+		want []int
+	}{
+		{
+			"kind: Pod\nmetadata: {name: a}\nspec: {}\n---\nkind: Pod\nmetadata: {name: a}\n",
+			[]rendered.Manifest{{Name: "t", Content: "kind: Pod\nmetadata: {name: a}"}, {Name: "t", Content: "kind: Pod\nmetadata: {name: a}\nspec: {}"}},
+			[]int{5, 1},
+		},
+		{
+			"# the web server\nkind: Pod\nmetadata: {name: a}\n---\nkind: Pod\nmetadata: {name: a}\n",
+			[]rendered.Manifest{{Name: "t", Content: "kind: Pod\nmetadata: {name: a}"}, {Name: "t", Content: "# the web server\nkind: Pod\nmetadata: {name: a}"}},
+			[]int{5, 1},
+		},
+	} {
+		setLines(tt.ms, map[string]string{"t": tt.out}, nil)
+		if tt.ms[0].Line != tt.want[0] || tt.ms[1].Line != tt.want[1] {
+			t.Errorf("lines %d and %d, want %d and %d:\n%s", tt.ms[0].Line, tt.ms[1].Line, tt.want[0], tt.want[1], tt.out)
+		}
+	}
+}
+
+// TestSeparatorsAsHelm: separators finds what Helm's regular expression
+// finds (releaseutil.SplitManifests), on random strings of dashes, white
+// space of every kind and letters.
+func TestSeparatorsAsHelm(t *testing.T) {
+	helmSep := regexp.MustCompile("(?:^|\\s*\n)---\\s*")
+	rng := rand.New(rand.NewSource(6))
+	alphabet := []string{"-", "-", "-", "---", "\n", "\n", " ", "\t", "\r", "\f", "\v", "a", "\u00a0"}
+	for i := 0; i < 100000; i++ {
+		var b strings.Builder
+		for n := rng.Intn(24); n > 0; n-- {
+			b.WriteString(alphabet[rng.Intn(len(alphabet))])
+		}
+		s := b.String()
+		for _, in := range []string{s, strings.TrimSpace(s)} {
+			var got [][]int
+			for _, m := range separators(in) {
+				got = append(got, []int{m[0], m[1]})
+			}
+			if want := helmSep.FindAllStringIndex(in, -1); !reflect.DeepEqual(got, want) {
+				t.Fatalf("%q: separators %v, Helm's expression %v", in, got, want)
+			}
+		}
 	}
 }

@@ -2,6 +2,8 @@ package helm
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -9,8 +11,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
-	"helm.sh/helm/v3/pkg/chart/loader"
+	"github.com/rehost/rehost/internal/redact"
+	"github.com/rehost/rehost/internal/stall"
 	"helm.sh/helm/v3/pkg/cli"
 	"helm.sh/helm/v3/pkg/downloader"
 	"helm.sh/helm/v3/pkg/getter"
@@ -39,6 +43,19 @@ type PullOptions struct {
 	// Docker config's (Helm's fallback), and nothing of the user's Helm
 	// directories is read or written.
 	Settings *cli.EnvSettings
+
+	// MaxChartSize bounds what is downloaded for the chart, all together:
+	// the packaged chart and its provenance file, or an OCI chart's
+	// manifest, tag list, config and layers (TooLargeError). Zero means
+	// DefaultMaxChartSize.
+	MaxChartSize int64
+	// MaxIndexSize bounds the index.yaml of RepoURL (TooLargeError). Zero
+	// means DefaultMaxIndexSize.
+	MaxIndexSize int64
+	// StallTimeout abandons a request that moves less than 1 KiB/s over
+	// this long, waiting for the answer included (ErrStalled). Zero means
+	// DefaultStallTimeout; a negative value turns the check off.
+	StallTimeout time.Duration
 }
 
 // Pulled is a chart fetched by Pull.
@@ -69,8 +86,25 @@ type Pulled struct {
 //
 // The chart is checked to load with Helm's loader. Errors name the
 // reference, the version and the repository.
+//
+// Every download is bounded (MaxChartSize, MaxIndexSize) and abandoned
+// when it stalls (StallTimeout). Credentials go only to the origin
+// (scheme, host and port) they were configured for: the user information
+// of RepoURL ("https://user:password@host/charts") to the repository's
+// origin, those of a repository of the user's Helm configuration as Helm's
+// getter sends them (its pass_credentials_all included), and a redirect
+// to another origin drops them. No message, and neither Ref nor URL of
+// the result, holds credentials: user information in URLs reads
+// "[redacted]", and so does every credential sent, wherever it appears.
 func Pull(ref, dest string, o PullOptions) (*Pulled, error) {
-	p, err := pull(ref, dest, o)
+	return PullContext(context.Background(), ref, dest, o)
+}
+
+// PullContext is Pull, whose requests end when ctx ends (the error then
+// wraps context.Cause(ctx)).
+func PullContext(ctx context.Context, ref, dest string, o PullOptions) (*Pulled, error) {
+	var secrets redact.Secrets
+	p, err := pull(ctx, ref, dest, o, &secrets)
 	if err != nil {
 		what := ref
 		if o.Version != "" {
@@ -79,15 +113,47 @@ func Pull(ref, dest string, o PullOptions) (*Pulled, error) {
 		if o.RepoURL != "" {
 			what += " in repository " + o.RepoURL
 		}
-		return nil, fmt.Errorf("chart %s: %w", what, err)
+		// The limits' and the stall's own errors say it all; Helm's
+		// wrapping around them would say the repository is unreachable.
+		var tooLarge *TooLargeError
+		var stalled *stall.Error
+		switch {
+		case errors.As(err, &tooLarge):
+			err = tooLarge
+		case errors.As(err, &stalled):
+			err = stalled
+		}
+		return nil, secrets.Error(fmt.Errorf("chart %s: %w", what, err))
 	}
+	p.Ref, p.URL = secrets.String(p.Ref), secrets.String(p.URL)
 	return p, nil
 }
 
-func pull(ref, dest string, o PullOptions) (*Pulled, error) {
+func pull(ctx context.Context, ref, dest string, o PullOptions, secrets *redact.Secrets) (*Pulled, error) {
 	ref = strings.TrimSpace(ref)
 	if ref == "" {
 		return nil, fmt.Errorf("empty chart reference")
+	}
+	if o.MaxChartSize == 0 {
+		o.MaxChartSize = DefaultMaxChartSize
+	}
+	if o.MaxIndexSize == 0 {
+		o.MaxIndexSize = DefaultMaxIndexSize
+	}
+	if o.StallTimeout == 0 {
+		o.StallTimeout = DefaultStallTimeout
+	}
+	if o.MaxChartSize < 0 || o.MaxIndexSize < 0 {
+		return nil, fmt.Errorf("negative size limit")
+	}
+	// Credentials in a URL are sent with Helm's getter options, to their
+	// origin only, and kept out of every URL Helm handles (and prints).
+	repoURL, repoUser, repoPass := redact.Strip(o.RepoURL)
+	secrets.AddUser(repoUser, repoPass)
+	var refUser, refPass string
+	if strings.HasPrefix(ref, "http://") || strings.HasPrefix(ref, "https://") {
+		ref, refUser, refPass = redact.Strip(ref)
+		secrets.AddUser(refUser, refPass)
 	}
 	settings := o.Settings
 	if settings == nil {
@@ -104,10 +170,27 @@ func pull(ref, dest string, o PullOptions) (*Pulled, error) {
 	}
 	defer os.RemoveAll(scratch)
 
+	// The chart's downloads (HTTP or OCI) share one budget, the index has
+	// its own.
+	chartBudget, indexBudget := &budget{limit: o.MaxChartSize}, &budget{limit: o.MaxIndexSize}
+	guard := func(inner http.RoundTripper, b *budget) *fetchTransport {
+		return &fetchTransport{
+			inner:  stall.Transport{Inner: inner, Window: o.StallTimeout, Sentinel: ErrStalled},
+			budget: b, index: b == indexBudget, ctx: ctx, secrets: secrets,
+		}
+	}
+	repositories := ""
+	if o.Settings != nil {
+		repositories = settings.RepositoryConfig
+	}
+	base, err := newOriginTransports(repositories)
+	if err != nil {
+		return nil, err
+	}
 	ropts := []registry.ClientOption{
 		// A client of rehost's: Helm 3's own falls back to plain HTTP for
 		// any registry that answers so, which only PlainHTTP may allow.
-		registry.ClientOptHTTPClient(&http.Client{Transport: registry.NewTransport(false)}),
+		registry.ClientOptHTTPClient(&http.Client{Transport: guard(registry.NewTransport(false), chartBudget)}),
 		registry.ClientOptWriter(io.Discard),
 		registry.ClientOptCredentialsFile(settings.RegistryConfig),
 		registry.ClientOptEnableCache(true),
@@ -119,7 +202,15 @@ func pull(ref, dest string, o PullOptions) (*Pulled, error) {
 	if err != nil {
 		return nil, err
 	}
-	getters := getter.All(settings)
+	// Helm's getters, whose HTTP requests go through the guard: it takes
+	// the place of the transport Helm's getter would make, and the stall
+	// timeout that of Helm's 120-second limit on a whole request (which
+	// would fail a large chart on a slow link, and wraps the body so that
+	// the guard cannot fill the getter's buffer in one allocation).
+	httpGetters := func(b *budget) getter.Providers {
+		return getter.All(settings, getter.WithTransport(shell(guard(base, b))), getter.WithTimeout(0))
+	}
+	getters := httpGetters(chartBudget)
 	var out bytes.Buffer // Helm's notes ("Verification not found"), not wanted
 	dl := downloader.ChartDownloader{
 		Out:              &out,
@@ -137,11 +228,22 @@ func pull(ref, dest string, o PullOptions) (*Pulled, error) {
 			return nil, fmt.Errorf("an oci:// reference takes no repository URL")
 		}
 		name := ref[strings.LastIndex(ref, "/")+1:]
-		if src, err = findInRepo(o.RepoURL, name, o.Version, getters, scratch); err != nil {
+		indexGetters := httpGetters(indexBudget)
+		entry := &repo.Entry{Name: "rehost", URL: repoURL, Username: repoUser, Password: repoPass}
+		if src, err = findInRepo(entry, name, o.Version, indexGetters, scratch); err != nil {
 			return nil, err
+		}
+		// The index may send the chart elsewhere: the repository's
+		// credentials go to its own origin only. (Helm's downloader gives
+		// its getter the chart's URL as the configured one, so its
+		// same-origin check cannot tell.)
+		if repoPass != "" && sameOrigin(src, repoURL) {
+			dl.Options = append(dl.Options, getter.WithBasicAuth(repoUser, repoPass))
 		}
 	case registry.IsOCI(ref):
 		dl.Options = append(dl.Options, getter.WithRegistryClient(rc))
+	case refPass != "":
+		dl.Options = append(dl.Options, getter.WithBasicAuth(refUser, refPass))
 	}
 	if err := os.MkdirAll(dest, 0o755); err != nil {
 		return nil, err
@@ -158,9 +260,9 @@ func pull(ref, dest string, o PullOptions) (*Pulled, error) {
 	if err != nil {
 		return nil, err
 	}
-	ch, err := loader.Load(file)
+	ch, _, err := load(file)
 	if err != nil {
-		return nil, fmt.Errorf("%s is not a chart: %w", resolved, err)
+		return nil, fmt.Errorf("%s is not a chart: %w", resolved, errors.Unwrap(err))
 	}
 	p := &Pulled{Ref: ref, URL: resolved, Path: file, Name: ch.Name(), Version: ch.Metadata.Version}
 	if st, err := os.Stat(file + ".prov"); err == nil && st.Mode().IsRegular() {
@@ -181,9 +283,10 @@ func privateSettings(home string) *cli.EnvSettings {
 }
 
 // findInRepo returns the URL of chart name at version (or constraint) in
-// the chart repository at repoURL; its index is downloaded into scratch.
-func findInRepo(repoURL, name, version string, getters getter.Providers, scratch string) (string, error) {
-	r, err := repo.NewChartRepository(&repo.Entry{Name: "rehost", URL: repoURL}, getters)
+// the chart repository of entry; its index is downloaded into scratch.
+func findInRepo(entry *repo.Entry, name, version string, getters getter.Providers, scratch string) (string, error) {
+	repoURL := entry.URL
+	r, err := repo.NewChartRepository(entry, getters)
 	if err != nil {
 		return "", err
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/rehost/rehost/internal/chartarchive"
 	"github.com/rehost/rehost/internal/safefile"
 	"github.com/rehost/rehost/pkg/manifest"
 	"github.com/rehost/rehost/pkg/rendered"
@@ -93,6 +94,10 @@ func load(path string) (*chart.Chart, []string, error) {
 		if _, err := safefile.CheckLinks(path); err != nil {
 			return nil, nil, fmt.Errorf("loading chart %s: %w", path, err)
 		}
+	} else if err == nil {
+		if err := checkArchive(path); err != nil {
+			return nil, nil, fmt.Errorf("loading chart %s: %w", path, err)
+		}
 	}
 	var ch *chart.Chart
 	// The loader logs each link it follows with the global logger.
@@ -104,6 +109,31 @@ func load(path string) (*chart.Chart, []string, error) {
 		return nil, nil, fmt.Errorf("loading chart %s: %w", path, err)
 	}
 	return ch, warnings, nil
+}
+
+// ErrAmbiguousArchive is wrapped by the error of Load (Render, Images,
+// AirgapValues, Relocate, Package, Pull) for a packaged chart that Helm's
+// loader would read as another chart than it appears to be: an archive
+// with more than one top-level directory (Helm reads them all as one
+// chart, each Chart.yaml's fields over the previous one's), or a file
+// twice, in it or in a packaged subchart.
+var ErrAmbiguousArchive = chartarchive.ErrAmbiguous
+
+// checkArchive refuses a packaged chart that Helm's loader would read as
+// other than what it appears to be: more than one top-level directory, a
+// file twice, here or in a packaged subchart (internal/chartarchive). A
+// fault of another kind is left to the loader to report in its words.
+func checkArchive(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	err = chartarchive.Check(f, loader.MaxDecompressedChartSize)
+	if errors.Is(err, chartarchive.ErrAmbiguous) {
+		return err
+	}
+	return nil
 }
 
 // Render loads the chart directory or packaged chart (.tgz) at path and

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math/rand"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/crane"
 	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/rehost/rehost/pkg/rewrite"
 )
 
 // Benchmark sizes: benchImages images of benchLayers layers of benchLayerSize
@@ -137,6 +139,97 @@ func BenchmarkAttachmentsOverhead(b *testing.B) {
 					}
 					b.ReportMetric(float64(reqs)/float64(b.N*benchImages), "req/image")
 				})
+			}
+		})
+	}
+}
+
+// BenchmarkArchive writes the same images into an OCI layout directory
+// (Export, --to-oci) and into an archive of 1 MiB parts (ExportArchive,
+// --to-archive), and pushes each into a fresh registry (Import,
+// --from-oci; ImportArchive, --from-archive, its parts checked first).
+// Compare the ns/op of to-archive with to-oci, and of from-archive with
+// from-oci, in one run. The rtt=2ms cases add 2 ms to every request, as a
+// registry across a network would.
+func BenchmarkArchive(b *testing.B) {
+	for _, rtt := range []time.Duration{0, 2 * time.Millisecond} {
+		b.Run(fmt.Sprintf("rtt=%v", rtt), func(b *testing.B) { benchmarkArchive(b, rtt) })
+	}
+}
+
+func benchmarkArchive(b *testing.B, rtt time.Duration) {
+	src := newTestRegistry(b)
+	src.delay = rtt
+	var jobs []Job
+	rnd := rand.New(rand.NewSource(3))
+	for i := 0; i < benchImages; i++ {
+		img, err := random.Image(benchLayerSize, benchLayers, random.WithSource(rnd))
+		if err != nil {
+			b.Fatal(err)
+		}
+		ref := fmt.Sprintf("%s/bench/image%d:1", src.host, i)
+		push(b, ref, img)
+		jobs = append(jobs, Job{Source: ref, Target: fmt.Sprintf("sea.hub:5000/bench/image%d:1", i)})
+	}
+	bytes := int64(benchImages * benchLayers * benchLayerSize)
+	opts := Options{Attachments: AttachmentsNone}
+	dir := b.TempDir()
+	n := 0
+	fresh := func() string { n++; return filepath.Join(dir, fmt.Sprint(n)) }
+
+	b.Run("to-oci", func(b *testing.B) {
+		b.SetBytes(bytes)
+		for i := 0; i < b.N; i++ {
+			s, err := newMirror(b, opts).Export(context.Background(), jobs, fresh())
+			if err != nil || s.Copied != benchImages {
+				b.Fatal(err, s.Err())
+			}
+		}
+	})
+	b.Run("to-archive", func(b *testing.B) {
+		b.SetBytes(bytes)
+		for i := 0; i < b.N; i++ {
+			s, err := newMirror(b, opts).ExportArchive(context.Background(), jobs, fresh(), ArchiveOptions{PartSize: MinPartSize})
+			if err != nil || s.Copied != benchImages {
+				b.Fatal(err, s.Err())
+			}
+		}
+	})
+
+	layoutDir, archive := fresh(), fresh()
+	if s, err := newMirror(b, opts).Export(context.Background(), jobs, layoutDir); err != nil || s.Err() != nil {
+		b.Fatal(err, s.Err())
+	}
+	if s, err := newMirror(b, opts).ExportArchive(context.Background(), jobs, archive, ArchiveOptions{PartSize: MinPartSize}); err != nil || s.Err() != nil {
+		b.Fatal(err, s.Err())
+	}
+	for _, c := range []struct {
+		name string
+		run  func(m *Mirror, mp *rewrite.Mapper) (Summary, error)
+	}{
+		{"from-oci", func(m *Mirror, mp *rewrite.Mapper) (Summary, error) {
+			return m.Import(context.Background(), layoutDir, mp)
+		}},
+		{"from-archive", func(m *Mirror, mp *rewrite.Mapper) (Summary, error) {
+			return m.ImportArchive(context.Background(), archive, mp)
+		}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(bytes)
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				dst := newTestRegistry(b)
+				dst.delay = rtt
+				mp, err := rewrite.NewMapper(rewrite.Config{Registry: dst.host})
+				if err != nil {
+					b.Fatal(err)
+				}
+				m := newMirror(b, opts)
+				b.StartTimer()
+				s, err := c.run(m, mp)
+				if err != nil || s.Copied != benchImages {
+					b.Fatal(err, s.Err())
+				}
 			}
 		})
 	}

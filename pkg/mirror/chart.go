@@ -17,6 +17,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/rehost/rehost/internal/chartarchive"
 	"github.com/rehost/rehost/pkg/rewrite"
 	"go.yaml.in/yaml/v3"
 )
@@ -43,7 +44,8 @@ const (
 	// MaxProvenanceSize bounds a chart's provenance file.
 	MaxProvenanceSize = 1 << 20
 	// maxChartUnpacked bounds what is decompressed of a packaged chart to
-	// find its Chart.yaml (Helm's own limit on a whole chart is 100 MiB).
+	// read its Chart.yaml and check that it is one chart (Helm's own
+	// limit on a whole chart is 100 MiB).
 	maxChartUnpacked = 128 << 20
 	// maxChartYAML bounds Chart.yaml.
 	maxChartYAML = 1 << 20
@@ -226,7 +228,11 @@ func ChartJob(source string, c *Chart, repository string) Job {
 }
 
 // chartYAML returns the Chart.yaml of the chart packaged in archive: the
-// one in the archive's top directory ("mychart/Chart.yaml").
+// one in the archive's top directory ("mychart/Chart.yaml"), found as
+// Helm's loader finds it. The whole archive is read: one with a second
+// top-level directory or a file twice is refused (ErrNotChart wrapping a
+// chartarchive.AmbiguousError), as `helm pull` would load it as another
+// chart than its first Chart.yaml says.
 func chartYAML(archive []byte) ([]byte, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(archive))
 	if err != nil {
@@ -235,33 +241,39 @@ func chartYAML(archive []byte) ([]byte, error) {
 	defer zr.Close()
 	lr := &io.LimitedReader{R: zr, N: maxChartUnpacked}
 	tr := tar.NewReader(lr)
+	var (
+		names chartarchive.Names
+		found []byte
+	)
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
-			return nil, fmt.Errorf("%w: no Chart.yaml in its top directory", ErrNotChart)
+			break
 		}
 		if err != nil {
 			if lr.N <= 0 {
-				return nil, fmt.Errorf("%w: more than %s unpacked before Chart.yaml: %w", ErrNotChart, humanBytes(maxChartUnpacked), ErrTooLarge)
+				return nil, fmt.Errorf("%w: more than %s unpacked: %w", ErrNotChart, humanBytes(maxChartUnpacked), ErrTooLarge)
 			}
 			return nil, fmt.Errorf("%w: %v", ErrNotChart, err)
 		}
-		if h.Typeflag != tar.TypeReg {
-			continue
+		name, ok, err := names.Add(h)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrNotChart, err)
 		}
-		parts := strings.Split(strings.TrimPrefix(h.Name, "./"), "/")
-		if len(parts) != 2 || parts[0] == "" || parts[1] != "Chart.yaml" {
+		if !ok || name != "Chart.yaml" {
 			continue
 		}
 		if h.Size > maxChartYAML {
 			return nil, fmt.Errorf("%w: %s: %s, %w of %s", ErrNotChart, Quote(h.Name), humanBytes(h.Size), ErrTooLarge, humanBytes(maxChartYAML))
 		}
-		b, err := io.ReadAll(tr)
-		if err != nil {
+		if found, err = io.ReadAll(tr); err != nil {
 			return nil, fmt.Errorf("%w: %s: %v", ErrNotChart, Quote(h.Name), err)
 		}
-		return b, nil
 	}
+	if found == nil {
+		return nil, fmt.Errorf("%w: no Chart.yaml in its top directory", ErrNotChart)
+	}
+	return found, nil
 }
 
 // chartMetadata is Helm's chart.Metadata (helm.sh/helm/v3/pkg/chart), field
@@ -475,12 +487,12 @@ func (m *Mirror) importChart(lr *layoutReader, ii *ociIndex, d v1.Descriptor, ma
 		t.err = fmt.Errorf("its values were relocated for %s when the layout was written, and this mapping is %s: it would pull its images from elsewhere; write the layout again for this mapping, or with the chart as it was given", Quote(r.String()), RelocationFor(mapper))
 		return t
 	}
-	dst, err := parseRef(t.Job.Target, m.insecure.has)
+	dst, via, err := m.parseTarget(t.Job.Target)
 	if err != nil {
 		t.err = err
 		return t
 	}
-	t.target = registryTarget{m: m, ref: dst}
+	t.target, t.via = registryTarget{m: m, ref: dst}, via
 	return t
 }
 

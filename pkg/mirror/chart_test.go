@@ -234,6 +234,12 @@ func TestNewChartErrors(t *testing.T) {
 		{"bad version", chartArchive(t, "shop/Chart.yaml", "name: shop\nversion: 1.0/2\n"), "version 1.0/2 cannot be an OCI tag"},
 		{"not YAML", chartArchive(t, "shop/Chart.yaml", "name: [\n"), "Chart.yaml"},
 		{"Chart.yaml too large", chartArchive(t, "shop/Chart.yaml", big), "over the size limit"},
+		// Helm's loader reads both directories as one chart, the last
+		// Chart.yaml's fields winning: helm pull would get evil 6.6.6
+		// from what would be pushed as innocent 1.0.0.
+		{"two top-level directories", chartArchive(t, "a/Chart.yaml", "name: innocent\nversion: 1.0.0\n", "b/Chart.yaml", "name: evil\nversion: 6.6.6\n"), `not a packaged Helm chart: two top-level directories, "a" and "b": Helm's loader reads every top-level directory as the same chart`},
+		{"a second directory after the chart", chartArchive(t, "shop/Chart.yaml", shopChartYAML, "shop/values.yaml", "a: 1\n", "zzz/templates/evil.yaml", "kind: Pod\n"), `two top-level directories, "shop" and "zzz"`},
+		{"Chart.yaml twice", chartArchive(t, "shop/Chart.yaml", shopChartYAML, "shop/Chart.yaml", "name: evil\nversion: 6.6.6\n"), `not a packaged Helm chart: "Chart.yaml" twice`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := NewChart(tt.archive, nil)
@@ -241,6 +247,9 @@ func TestNewChartErrors(t *testing.T) {
 				t.Errorf("error = %v, want one containing %q", err, tt.want)
 			}
 		})
+	}
+	if _, err := NewChart(chartArchive(t, "a/Chart.yaml", "name: innocent\nversion: 1.0.0\n", "b/Chart.yaml", "name: evil\nversion: 6.6.6\n"), nil); !errors.Is(err, ErrNotChart) {
+		t.Errorf("two top-level directories: %v is not ErrNotChart", err)
 	}
 	if _, err := NewChart(shopArchive(t), make([]byte, MaxProvenanceSize+1)); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("a large provenance file: %v", err)

@@ -11,7 +11,19 @@
 //   - [Mirror.Export] writes the sources into an OCI image layout, recording
 //     each source reference in the index annotations;
 //   - [Mirror.Import] pushes such a layout into a registry, computing each
-//     target from the recorded source with a rewrite.Mapper.
+//     target from the recorded source with a rewrite.Mapper;
+//   - [Mirror.ExportArchive] writes the same layout as one tar archive (the
+//     same bytes for the same images; planned first, then each blob
+//     written once, straight from its download to its place), split into
+//     parts for the media it travels on ([ArchiveOptions]), with a
+//     checksum file in sha256sum's format;
+//   - [Mirror.ImportArchive] checks such an archive's parts against its
+//     checksum file, then pushes it as Import pushes a layout, reading the
+//     tar in place; it also takes what `docker save` writes.
+//
+// [Options].PushRegistry pushes to another address than the registry the
+// targets name (the name the cluster pulls, which the pushing host may not
+// resolve), with Copy, Import and ImportArchive alike.
 //
 // Copies are faithful: multi-platform indexes are copied whole (unless
 // Options.Platforms narrows them, which changes their digest), so digests in
@@ -44,15 +56,22 @@
 // private addresses included; only loopback hosts may answer in plain HTTP
 // (with a notice to a Reporter that implements Noticer).
 //
-// Layouts and registries are untrusted (docs/mirror-security.md): no
+// Layouts, archives and registries are untrusted (docs/mirror-security.md): no
 // symbolic link inside a layout is followed (ErrSymlink), everything read
 // from a layout is bounded (MaxManifestSize, MaxConfigSize) and checked
 // against its size and digest before it is pushed or as it streams, index
 // graphs are walked for cycles and depth first (ErrCycle, ErrTooDeep),
 // files are written through a temporary file and a rename, a registry that
 // stalls is given up on (Options.StallTimeout, ErrStalled), and messages
-// quote what came from a layout (Quote) and never show credentials.
+// quote what came from a layout (Quote) and never show credentials. An
+// archive's parts must match its checksum file (*PartError,
+// *ChecksumFileError), and its entries must be regular files or
+// directories with safe names, each once, within the archive
+// (*EntryError: ErrUnsafeName, ErrLinkEntry, ErrSpecialEntry,
+// ErrDuplicateEntry, ErrPastEnd, ErrTooManyEntries).
 //
 // The package prints nothing: progress goes to a [Reporter] (see
-// [NewLineReporter] and [NewTerminalReporter]).
+// [NewLineReporter] and [NewTerminalReporter]), and to a [PartReporter]
+// (the parts of an archive checked and written) and a [Noticer] when the
+// Reporter implements them.
 package mirror

@@ -6,6 +6,8 @@ import (
 	"io"
 	"log"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -93,4 +95,69 @@ func ExampleMirror_Copy_attachments() {
 	// Output:
 	// 1 image copied, 1 attachment copied
 	// signature true
+}
+
+// Carry images across an air gap in one file, split into parts for the
+// media, then push them where the registry really is: the targets name
+// sea.hub:5000 (what the cluster pulls), the pushes go to the address the
+// pushing host reaches.
+func ExampleMirror_ExportArchive() {
+	source, stop := localRegistry()
+	defer stop()
+	registryNode, stop2 := localRegistry()
+	defer stop2()
+	img, _ := random.Image(700<<10, 2)
+	ref, _ := name.ParseReference(source + "/team/app:1.0")
+	if err := remote.Write(ref, img); err != nil {
+		panic(err)
+	}
+	dir, err := os.MkdirTemp("", "media")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+
+	// Connected side.
+	mapper, err := rewrite.NewMapper(rewrite.Config{Registry: "sea.hub:5000"})
+	if err != nil {
+		panic(err)
+	}
+	mp, err := mapper.Map(source + "/team/app:1.0")
+	if err != nil {
+		panic(err)
+	}
+	jobs := []mirror.Job{{Source: mp.Source.Qualified(), Target: mp.Target.Qualified()}}
+	m, err := mirror.New(mirror.Options{Keychain: authn.NewMultiKeychain()})
+	if err != nil {
+		panic(err)
+	}
+	bundle := filepath.Join(dir, "bundle.tar")
+	s, err := m.ExportArchive(context.Background(), jobs, bundle, mirror.ArchiveOptions{PartSize: mirror.MinPartSize})
+	if err != nil || s.Err() != nil {
+		panic(fmt.Sprint(err, s.Err()))
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		fmt.Println(e.Name())
+	}
+
+	// Air-gapped side: the parts are checked, then pushed.
+	far, err := mirror.New(mirror.Options{
+		Keychain:     authn.NewMultiKeychain(),
+		PushRegistry: &mirror.PushRegistry{Name: mapper.Root(), Address: registryNode},
+	})
+	if err != nil {
+		panic(err)
+	}
+	s, err = far.ImportArchive(context.Background(), bundle, mapper)
+	if err != nil || s.Err() != nil {
+		panic(fmt.Sprint(err, s.Err()))
+	}
+	r := s.Results[0]
+	fmt.Println(r.Status, r.Target, r.Via == registryNode)
+	// Output:
+	// bundle.tar.part000
+	// bundle.tar.part001
+	// bundle.tar.sha256
+	// copied sea.hub:5000/team/app:1.0 true
 }

@@ -58,7 +58,10 @@ type Result struct {
 	// Destination is where the image went, for reports: the target
 	// reference, or "oci:DIR" for an OCI layout.
 	Destination string `json:"destination"`
-	Status      Status `json:"status"`
+	// Via is the address the image was pushed to when it is not the
+	// target's registry (Options.PushRegistry): "10.0.0.5:5000".
+	Via    string `json:"via,omitempty"`
+	Status Status `json:"status"`
 	// Digest is the digest of the image in the destination ("sha256:…"),
 	// when known: always after a copy or a skip, in a dry run only with
 	// Options.Pin.

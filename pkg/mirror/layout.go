@@ -70,16 +70,25 @@ const (
 // completes. The returned error is about the layout itself; per-image
 // failures are in the Summary.
 func (m *Mirror) Export(ctx context.Context, jobs []Job, dir string) (Summary, error) {
-	dest := &layoutTarget{dir: dir}
+	dest := &layoutTarget{dir: dir, dest: "oci:" + dir}
 	if !m.opts.DryRun {
 		if err := dest.open(); err != nil {
 			return Summary{}, m.secrets.safe(err)
 		}
 		defer dest.close()
 	}
+	s := m.run(ctx, m.exportTasks(jobs, dest), nil)
+	if m.opts.DryRun {
+		return s, nil
+	}
+	return s, m.secrets.safe(dest.flush())
+}
+
+// exportTasks are the tasks that write the jobs into the layout dest.
+func (m *Mirror) exportTasks(jobs []Job, dest *layoutTarget) []task {
 	tasks := make([]task, len(jobs))
 	for i, j := range jobs {
-		tasks[i] = task{Job: j, dest: "oci:" + dir, target: dest}
+		tasks[i] = task{Job: j, dest: dest.dest, target: dest}
 		if j.Chart != nil {
 			tasks[i].origin = chartOrigin{c: j.Chart}
 			continue
@@ -91,11 +100,7 @@ func (m *Mirror) Export(ctx context.Context, jobs []Job, dir string) (Summary, e
 		}
 		tasks[i].origin = registryOrigin{m: m, ref: src}
 	}
-	s := m.run(ctx, tasks)
-	if m.opts.DryRun {
-		return s, nil
-	}
-	return s, m.secrets.safe(dest.flush())
+	return tasks
 }
 
 // Import pushes every image of the OCI image layout at dir into a registry.
@@ -132,12 +137,17 @@ func (m *Mirror) Import(ctx context.Context, dir string, mapper *rewrite.Mapper)
 		return Summary{}, m.secrets.safe(err)
 	}
 	defer lr.Close()
+	return m.importLayout(ctx, lr, ii, mapper, nil)
+}
+
+// importLayout pushes the images of the layout lr, whose index.json is
+// ii (see Import), with notices found before.
+func (m *Mirror) importLayout(ctx context.Context, lr *layoutReader, ii *ociIndex, mapper *rewrite.Mapper, notices []notice) (Summary, error) {
 	im, err := ii.IndexManifest()
 	if err != nil {
 		return Summary{}, m.secrets.safe(err)
 	}
 	var tasks []task
-	var notices []notice
 	for i, d := range im.Manifests {
 		if d.Annotations[AnnotationAttachment] != "" {
 			continue // pushed with its image
@@ -149,7 +159,7 @@ func (m *Mirror) Import(ctx context.Context, dir string, mapper *rewrite.Mapper)
 		src := layoutSource(d)
 		t := task{Job: Job{Source: src}, origin: layoutOrigin{r: lr, index: ii, desc: d, all: im.Manifests, repo: repoOf(src)}}
 		if src == "" {
-			t.Job.Source = fmt.Sprintf("%s index.json manifests[%d] (%s)", dir, i, d.Digest)
+			t.Job.Source = fmt.Sprintf("%s index.json manifests[%d] (%s)", lr.d.where(), i, d.Digest)
 			t.err = fmt.Errorf("no source reference recorded (annotation %s)", AnnotationSource)
 			tasks = append(tasks, t)
 			continue
@@ -166,18 +176,18 @@ func (m *Mirror) Import(ctx context.Context, dir string, mapper *rewrite.Mapper)
 		}
 		t.Job.Target = mp.Target.Qualified()
 		t.dest = t.Job.Target
-		dst, err := parseRef(t.Job.Target, m.insecure.has)
+		dst, via, err := m.parseTarget(t.Job.Target)
 		if err != nil {
 			t.err = err
 		} else {
-			t.target = registryTarget{m: m, ref: dst}
+			t.target, t.via = registryTarget{m: m, ref: dst}, via
 		}
 		tasks = append(tasks, t)
 	}
 	if m.opts.Attachments != AttachmentsNone {
 		notices = append(notices, orphans(ii, im.Manifests, tasks)...)
 	}
-	return m.run(ctx, tasks, notices...), nil
+	return m.run(ctx, tasks, nil, notices...), nil
 }
 
 // orphans are notices for the attachments of a layout that no image of it
@@ -306,9 +316,13 @@ func (o layoutOrigin) get(context.Context) (artifact, error) {
 
 // layoutTarget writes into a layout (see ociDir): blobs concurrently,
 // each through a temporary file; index.json under a lock, rewritten whole
-// after each image.
+// after each image. With arc set, it plans an archive instead
+// (ExportArchive): arc records the blobs and descriptors, and writes the
+// archive once every task has run.
 type layoutTarget struct {
 	dir  string
+	dest string // Result.Destination: "oci:DIR", "oci-archive:FILE"
+	arc  *archivePlan
 	d    *ociDir
 	r    *layoutReader
 	mu   sync.Mutex
@@ -325,7 +339,7 @@ func (t *layoutTarget) open() error {
 	if err != nil {
 		return fmt.Errorf("OCI layout %s: %w", t.dir, err)
 	}
-	t.d, t.r = d, &layoutReader{d: d}
+	t.d, t.r = d, &layoutReader{d: layoutFS{d}}
 	if err := t.init(); err != nil {
 		d.Close()
 		return err
@@ -341,7 +355,7 @@ func (t *layoutTarget) init() error {
 			return err
 		}
 	case errors.Is(err, fs.ErrNotExist):
-		if err := t.d.writeFile("oci-layout", []byte(`{"imageLayoutVersion":"1.0.0"}`)); err != nil {
+		if err := t.d.writeFile("oci-layout", []byte(layoutVersion)); err != nil {
 			return err
 		}
 	default:
@@ -350,7 +364,7 @@ func (t *layoutTarget) init() error {
 	_, err = t.d.lstat("index.json")
 	switch {
 	case err == nil:
-		raw, err := t.d.readFile("index.json", MaxManifestSize)
+		raw, err := t.r.d.readFile("index.json", MaxManifestSize)
 		if err != nil {
 			return err
 		}
@@ -398,6 +412,11 @@ func jobKey(j Job) string {
 func (t *layoutTarget) close() { t.d.Close() }
 
 func (t *layoutTarget) current(_ context.Context, it item) (*v1.Descriptor, error) {
+	if t.arc != nil {
+		// An archive is new: each task writes all it needs, so that what
+		// it holds does not depend on which task ran first.
+		return nil, nil
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	d, ok := t.have[jobKey(it.Job)]
@@ -420,6 +439,9 @@ func (t *layoutTarget) current(_ context.Context, it item) (*v1.Descriptor, erro
 
 // indexOf reads the index h that index.json lists.
 func (t *layoutTarget) indexOf(_ context.Context, _ item, h v1.Hash) (v1.ImageIndex, error) {
+	if t.arc != nil {
+		return nil, fmt.Errorf("index %s: an archive being written is not read back", h)
+	}
 	t.mu.Lock()
 	var found *v1.Descriptor
 	for _, d := range t.im.Manifests {
@@ -447,13 +469,16 @@ func (t *layoutTarget) attached(j Job, f found) (target, string, string, error) 
 			ref = repo + ":" + f.tag
 		}
 	}
-	return t, ref, "oci:" + t.dir, nil
+	return t, ref, t.dest, nil
 }
 
 func (t *layoutTarget) put(ctx context.Context, it item, a artifact) error {
 	j := it.Job
 	var d *v1.Descriptor
 	var err error
+	if t.arc != nil {
+		ctx = t.arc.itemContext(ctx, it)
+	}
 	switch {
 	case a.idx != nil:
 		if err = t.writeIndexBlobs(ctx, a.idx, 1); err == nil {
@@ -494,9 +519,17 @@ func (t *layoutTarget) put(ctx context.Context, it item, a artifact) error {
 			desc.ArtifactType = it.att.desc.ArtifactType
 		}
 	}
+	if t.arc != nil {
+		return t.arc.record(ctx, desc)
+	}
+	return t.addDesc(jobKey(j), desc)
+}
+
+// addDesc puts desc in index.json, in the place of the descriptor of the
+// same key, and writes index.json (into a directory).
+func (t *layoutTarget) addDesc(key string, desc v1.Descriptor) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	key := jobKey(j)
 	kept := t.im.Manifests[:0:0]
 	for _, d := range t.im.Manifests {
 		if layoutKey(d.Annotations) != key {
@@ -504,8 +537,10 @@ func (t *layoutTarget) put(ctx context.Context, it item, a artifact) error {
 		}
 	}
 	t.im.Manifests = append(kept, desc)
-	if err := t.writeIndex(); err != nil {
-		return err
+	if t.arc == nil {
+		if err := t.writeIndex(); err != nil {
+			return err
+		}
 	}
 	t.have[key] = desc
 	return nil
@@ -559,11 +594,33 @@ func (t *layoutTarget) writeLayer(ctx context.Context, l v1.Layer) error {
 	if err != nil {
 		return err
 	}
-	return t.d.writeBlob(ctx, h, size, l.Compressed)
+	if t.arc != nil {
+		// A foreign layer may be served from its URLs only: it is read
+		// as the layer reads it, not fetched again by digest.
+		mt, err := l.MediaType()
+		if err != nil {
+			return err
+		}
+		return t.arc.blob(ctx, h, size, l.Compressed, mt.IsDistributable())
+	}
+	return t.writeBlob(ctx, h, size, l.Compressed)
 }
 
+// writeBlob stores a blob: in the directory, or in the archive's plan.
+func (t *layoutTarget) writeBlob(ctx context.Context, h v1.Hash, size int64, open func() (io.ReadCloser, error)) error {
+	if t.arc != nil {
+		return t.arc.blob(ctx, h, size, open, true)
+	}
+	return t.d.writeBlob(ctx, h, size, open)
+}
+
+// writeBytes stores a blob held in memory (a manifest, an index, a
+// config).
 func (t *layoutTarget) writeBytes(ctx context.Context, h v1.Hash, b []byte) error {
-	return t.d.writeBlob(ctx, h, int64(len(b)), func() (io.ReadCloser, error) {
+	if t.arc != nil {
+		return t.arc.bytes(ctx, h, b)
+	}
+	return t.writeBlob(ctx, h, int64(len(b)), func() (io.ReadCloser, error) {
 		return io.NopCloser(bytes.NewReader(b)), nil
 	})
 }
@@ -607,7 +664,7 @@ func (t *layoutTarget) writeIndexBlobs(ctx context.Context, idx v1.ImageIndex, d
 			if err != nil {
 				return err
 			}
-			if err := t.d.writeBlob(ctx, d.Digest, d.Size, l.Compressed); err != nil {
+			if err := t.writeBlob(ctx, d.Digest, d.Size, l.Compressed); err != nil {
 				return err
 			}
 		}
@@ -628,14 +685,21 @@ func (t *layoutTarget) writeIndexBlobs(ctx context.Context, idx v1.ImageIndex, d
 // same whatever order the jobs finished in. The caller holds t.mu (or is
 // alone).
 func (t *layoutTarget) writeIndex() error {
-	sort.SliceStable(t.im.Manifests, func(i, j int) bool {
-		return layoutKey(t.im.Manifests[i].Annotations) < layoutKey(t.im.Manifests[j].Annotations)
-	})
-	raw, err := json.MarshalIndent(t.im, "", "   ")
+	raw, err := t.indexJSON()
 	if err != nil {
 		return err
 	}
 	return t.d.writeFile("index.json", raw)
+}
+
+// indexJSON is the content of index.json: its descriptors sorted by
+// source (charts by name and version). The caller holds t.mu (or is
+// alone).
+func (t *layoutTarget) indexJSON() ([]byte, error) {
+	sort.SliceStable(t.im.Manifests, func(i, j int) bool {
+		return layoutKey(t.im.Manifests[i].Annotations) < layoutKey(t.im.Manifests[j].Annotations)
+	})
+	return json.MarshalIndent(t.im, "", "   ")
 }
 
 // flush writes index.json a last time.

@@ -19,30 +19,35 @@ import (
 // digest as it streams. check walks what an image refers to before any of
 // it is pushed.
 type layoutReader struct {
-	d *ociDir
+	d layoutFS
 }
 
-// openLayout opens the layout at dir for reading: dir/oci-layout and
-// dir/index.json must be regular files, the latter at most
-// MaxManifestSize.
+// openLayout opens the layout at dir for reading (see readLayout).
 func openLayout(dir string) (*layoutReader, *ociIndex, error) {
 	d, err := openOCIDir(dir, false)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: not an OCI image layout: %w", dir, err)
 	}
-	r := &layoutReader{d: d}
+	return readLayout(d)
+}
+
+// readLayout opens the layout whose files src holds: oci-layout and
+// index.json must be regular files, the latter at most MaxManifestSize.
+// src is closed when it fails, else by the layoutReader.
+func readLayout(src fileSource) (*layoutReader, *ociIndex, error) {
+	r := &layoutReader{d: layoutFS{src}}
 	if err := r.checkLayoutFile(); err != nil {
-		d.Close()
+		src.Close()
 		return nil, nil, fmt.Errorf("not an OCI image layout: %w", err)
 	}
-	raw, err := d.readFile("index.json", MaxManifestSize)
+	raw, err := r.d.readFile("index.json", MaxManifestSize)
 	if err != nil {
-		d.Close()
+		src.Close()
 		return nil, nil, err
 	}
 	idx, err := r.newIndex(v1.Descriptor{MediaType: types.OCIImageIndex}, raw, "index.json")
 	if err != nil {
-		d.Close()
+		src.Close()
 		return nil, nil, err
 	}
 	return r, idx, nil
@@ -135,11 +140,11 @@ func (r *layoutReader) checkNode(desc v1.Descriptor, chain []v1.Hash, done map[v
 		for _, c := range im.Manifests {
 			for _, a := range chain {
 				if c.Digest == a {
-					return fmt.Errorf("%s: %w: %s", r.d.path, ErrCycle, showChain(append(chain, c.Digest)))
+					return fmt.Errorf("%s: %w: %s", r.d.where(), ErrCycle, showChain(append(chain, c.Digest)))
 				}
 			}
 			if c.MediaType.IsIndex() && len(chain) >= MaxIndexDepth {
-				return fmt.Errorf("%s: %w (more than %d): %s", r.d.path, ErrTooDeep, MaxIndexDepth, showChain(append(chain, c.Digest)))
+				return fmt.Errorf("%s: %w (more than %d): %s", r.d.where(), ErrTooDeep, MaxIndexDepth, showChain(append(chain, c.Digest)))
 			}
 			if err := r.checkNode(c, chain, done); err != nil {
 				return err

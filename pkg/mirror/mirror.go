@@ -79,6 +79,11 @@ type Options struct {
 	// request is retried (Backoff), then fails with ErrStalled. Zero means
 	// DefaultStallTimeout; a negative value turns the check off.
 	StallTimeout time.Duration
+	// PushRegistry, when set, sends the requests for the targets under
+	// its Name to its Address; targets keep their names everywhere else
+	// (see PushRegistry). It applies to Copy, Import and ImportArchive;
+	// Export and ExportArchive record targets and push nothing.
+	PushRegistry *PushRegistry
 	// Reporter receives progress; nil discards it.
 	Reporter Reporter
 	// UserAgent is sent to registries; empty means "rehost".
@@ -90,6 +95,7 @@ type Options struct {
 type Mirror struct {
 	opts     Options
 	insecure hostSet
+	push     *pushRoute
 	puller   *remote.Puller
 	pusher   *remote.Pusher
 	ledger   ledger
@@ -132,14 +138,18 @@ func New(o Options) (*Mirror, error) {
 	if o.Pin && o.DryRun && len(o.Platforms) > 0 {
 		return nil, errors.New("a dry run cannot pin narrowed indexes: their digest is known only once the index is fetched")
 	}
-	m := &Mirror{opts: o, insecure: newHostSet(o.Insecure), rep: o.Reporter}
+	push, err := newPushRoute(o.PushRegistry)
+	if err != nil {
+		return nil, err
+	}
+	m := &Mirror{opts: o, insecure: newHostSet(o.Insecure), push: push, rep: o.Reporter}
 	if m.rep == nil {
 		m.rep = discard{}
 	}
 	ropts := []remote.Option{
 		remote.WithAuthFromKeychain(recordingKeychain{kc: o.Keychain, s: &m.secrets}),
 		remote.WithTransport(countingTransport{
-			inner:   plainGuard{inner: stallGuard{inner: baseTransport(o, m.insecure), window: o.StallTimeout}, m: m},
+			inner:   plainGuard{inner: stallGuard(baseTransport(o, m.insecure), o.StallTimeout), m: m},
 			api:     &m.api,
 			secrets: &m.secrets,
 		}),
@@ -148,7 +158,6 @@ func New(o Options) (*Mirror, error) {
 		remote.WithRetryStatusCodes(retryStatusCodes...),
 		remote.WithUserAgent(o.UserAgent),
 	}
-	var err error
 	if m.puller, err = remote.NewPuller(ropts...); err != nil {
 		return nil, err
 	}
@@ -176,20 +185,21 @@ func (m *Mirror) Copy(ctx context.Context, jobs []Job) Summary {
 			}
 			tasks[i].origin = registryOrigin{m: m, ref: src}
 		}
-		dst, err := parseRef(j.Target, m.insecure.has)
+		dst, via, err := m.parseTarget(j.Target)
 		if err != nil {
 			tasks[i].err = err
 			continue
 		}
-		tasks[i].target = registryTarget{m: m, ref: dst}
+		tasks[i].target, tasks[i].via = registryTarget{m: m, ref: dst}, via
 	}
-	return m.run(ctx, tasks)
+	return m.run(ctx, tasks, nil)
 }
 
 // task is a job with its origin and destination.
 type task struct {
 	Job
 	dest   string // Result.Destination
+	via    string // Result.Via
 	origin origin
 	target target
 	err    error // found before the copy started
@@ -262,8 +272,29 @@ type notice struct {
 	msg string
 }
 
-// run copies the tasks, Options.Jobs at a time, and sums up.
-func (m *Mirror) run(ctx context.Context, tasks []task, notices ...notice) Summary {
+// holder takes the results of a run whose images are written only once
+// every task has run (ExportArchive places their bytes then): it gives
+// each task its context, and holds back the Reporter's Done of the
+// results it keeps, to report them once final.
+type holder interface {
+	// taskContext is the context task i runs with.
+	taskContext(ctx context.Context, i int) context.Context
+	// hold is told that task i ended with r, and says whether its Done
+	// waits.
+	hold(i int, r Result) bool
+}
+
+// run copies the tasks, Options.Jobs at a time, and sums up; h, when
+// given, holds results back (see holder).
+func (m *Mirror) run(ctx context.Context, tasks []task, h holder, notices ...notice) Summary {
+	s := m.runTasks(ctx, tasks, h, notices...)
+	m.report(func(r Reporter) { r.End(s) })
+	return s
+}
+
+// runTasks is run without the end of the report (Reporter.End), for a
+// caller with more to do first.
+func (m *Mirror) runTasks(ctx context.Context, tasks []task, h holder, notices ...notice) Summary {
 	start := time.Now()
 	m.report(func(r Reporter) {
 		r.Begin(len(tasks))
@@ -280,7 +311,15 @@ func (m *Mirror) run(ctx context.Context, tasks []task, notices ...notice) Summa
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				results[i] = m.do(ctx, rs, tasks[i])
+				tctx := ctx
+				if h != nil {
+					tctx = h.taskContext(ctx, i)
+				}
+				res := m.do(tctx, rs, tasks[i])
+				results[i] = res
+				if h == nil || !h.hold(i, res) {
+					m.report(func(r Reporter) { r.Done(res) })
+				}
 			}
 		}()
 	}
@@ -294,7 +333,6 @@ func (m *Mirror) run(ctx context.Context, tasks []task, notices ...notice) Summa
 		s.add(r)
 	}
 	s.Elapsed = time.Since(start)
-	m.report(func(r Reporter) { r.End(s) })
 	return s
 }
 
@@ -316,9 +354,9 @@ func (m *Mirror) warn(j Job, msg string) {
 	m.report(func(r Reporter) { r.Warn(j, msg) })
 }
 
-// do runs one task.
+// do runs one task; the caller reports its result (Reporter.Done).
 func (m *Mirror) do(ctx context.Context, rs *runState, t task) Result {
-	res := Result{Job: t.Job, Destination: t.dest}
+	res := Result{Job: t.Job, Destination: t.dest, Via: t.via}
 	m.report(func(r Reporter) { r.Start(t.Job) })
 	err := t.err
 	if err == nil {
@@ -332,13 +370,18 @@ func (m *Mirror) do(ctx context.Context, rs *runState, t task) Result {
 		res.Bytes = c.n.Load()
 	}
 	if err != nil {
-		if cause := context.Cause(ctx); ctx.Err() != nil && cause != nil && !errors.Is(err, cause) {
-			err = fmt.Errorf("%w (%v)", err, cause) // "context canceled (interrupt signal received)"
-		}
-		res.Status, res.Err = Failed, m.secrets.safe(err)
+		res.Status, res.Err = Failed, m.failure(ctx, err)
 	}
-	m.report(func(r Reporter) { r.Done(res) })
 	return res
+}
+
+// failure is err as a Result gives it: with the cause of ctx's end
+// ("context canceled (interrupt signal received)"), credentials scrubbed.
+func (m *Mirror) failure(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); ctx.Err() != nil && cause != nil && !errors.Is(err, cause) {
+		err = fmt.Errorf("%w (%v)", err, cause)
+	}
+	return m.secrets.safe(err)
 }
 
 // outcome is what copying one manifest did.

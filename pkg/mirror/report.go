@@ -115,6 +115,23 @@ func attachmentLine(a Attachment) string {
 
 func (l *lineReporter) End(s Summary) { fmt.Fprintln(l.w, summaryLine(s)) }
 
+// CheckProgress prints a line per file of an archive checked.
+func (l *lineReporter) CheckProgress(p CheckProgress) {
+	if p.File != "" {
+		fmt.Fprintln(l.w, checkedLine(p))
+	}
+}
+
+// PartWritten prints a line per file of an archive written.
+func (l *lineReporter) PartWritten(path string, size int64) {
+	fmt.Fprintf(l.w, "wrote   %s (%s)\n", clean(path), humanBytes(size))
+}
+
+// checkedLine is the line of a file of an archive checked.
+func checkedLine(p CheckProgress) string {
+	return fmt.Sprintf("checked %s against %s (%d of %d, %s of %s)", clean(p.File), clean(p.Checksums), p.Checked, p.Files, humanBytes(p.Bytes), humanBytes(p.Total))
+}
+
 // errText is an error's message on one line, unprintable characters
 // escaped.
 func errText(err error) string {
@@ -128,6 +145,9 @@ func errText(err error) string {
 // layout or a registry is quoted (Quote, clean).
 func resultLine(r Result) string {
 	where := Quote(r.Source) + " -> " + Quote(r.Destination)
+	if r.Via != "" {
+		where += " via " + Quote(r.Via)
+	}
 	if r.Chart != nil {
 		where = "chart " + where
 	}
@@ -209,12 +229,13 @@ type termReporter struct {
 	lastDraw  time.Time
 	now       func() time.Time
 	lastWidth int
+	ended     bool // End was called: no status line any more
 }
 
 // redrawEvery limits the redraws caused by byte counts.
 const redrawEvery = 100 * time.Millisecond
 
-func (t *termReporter) Begin(total int) { t.total = total; t.draw() }
+func (t *termReporter) Begin(total int) { t.total, t.ended = total, false; t.draw() }
 
 func (t *termReporter) Start(j Job) { t.active[j.Source]++; t.draw() }
 
@@ -261,8 +282,30 @@ func (t *termReporter) Done(r Result) {
 	t.draw()
 }
 
+// CheckProgress redraws the status line with the check of an archive's
+// files, and prints a line once they all match.
+func (t *termReporter) CheckProgress(p CheckProgress) {
+	if p.File != "" && p.Checked == p.Files {
+		t.clear()
+		fmt.Fprintf(t.w, "checked %d files (%s) against %s\n", p.Files, humanBytes(p.Total), clean(p.Checksums))
+		return
+	}
+	if p.File == "" && t.now().Sub(t.lastDraw) < redrawEvery {
+		return
+	}
+	t.drawLine(fmt.Sprintf("checking against %s: %d of %d files, %s of %s", clean(p.Checksums), p.Checked, p.Files, humanBytes(p.Bytes), humanBytes(p.Total)))
+}
+
+// PartWritten prints a line per file of an archive written.
+func (t *termReporter) PartWritten(path string, size int64) {
+	t.clear()
+	fmt.Fprintf(t.w, "wrote   %s (%s)\n", clean(path), humanBytes(size))
+	t.draw()
+}
+
 func (t *termReporter) End(s Summary) {
 	t.clear()
+	t.ended = true
 	fmt.Fprintln(t.w, summaryLine(s))
 }
 
@@ -281,6 +324,14 @@ func (t *termReporter) draw() {
 		if len(names) > 1 {
 			line += fmt.Sprintf(" (+%d)", len(names)-1)
 		}
+	}
+	t.drawLine(line)
+}
+
+// drawLine draws line as the status line, over the one before.
+func (t *termReporter) drawLine(line string) {
+	if t.ended {
+		return
 	}
 	if len(line) > maxStatus {
 		line = line[:maxStatus-1] + "…"

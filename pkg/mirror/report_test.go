@@ -95,3 +95,44 @@ func TestTerminalReporter(t *testing.T) {
 		t.Errorf("the summary does not replace the status line:\n%q", out)
 	}
 }
+
+func TestPartReporters(t *testing.T) {
+	var b strings.Builder
+	r := NewLineReporter(&b).(PartReporter)
+	r.CheckProgress(CheckProgress{Checksums: "b.tar.sha256", Total: 3 << 20, Files: 2})
+	r.CheckProgress(CheckProgress{Checksums: "b.tar.sha256", Bytes: 2 << 20, Total: 3 << 20, Checked: 1, Files: 2, File: "b.tar.part000"})
+	r.PartWritten("b.tar.part000", 2<<20)
+	want := "checked b.tar.part000 against b.tar.sha256 (1 of 2, 2.0 MiB of 3.0 MiB)\nwrote   b.tar.part000 (2.0 MiB)\n"
+	if b.String() != want {
+		t.Errorf("line reporter:\n%q\nwant\n%q", b.String(), want)
+	}
+
+	b.Reset()
+	now := time.Unix(0, 0)
+	tr := NewTerminalReporter(&b).(*termReporter)
+	tr.now = func() time.Time { return now }
+	tr.CheckProgress(CheckProgress{Checksums: "b.tar.sha256", Total: 3 << 20, Files: 2})
+	if !strings.HasSuffix(b.String(), "\rchecking against b.tar.sha256: 0 of 2 files, 0 B of 3.0 MiB") {
+		t.Errorf("status line %q", b.String())
+	}
+	tr.CheckProgress(CheckProgress{Checksums: "b.tar.sha256", Bytes: 3 << 20, Total: 3 << 20, Checked: 2, Files: 2, File: "b.tar.part001"})
+	if !strings.HasSuffix(b.String(), "checked 2 files (3.0 MiB) against b.tar.sha256\n") {
+		t.Errorf("last line %q", b.String())
+	}
+	// After the summary, the parts still written do not bring the status
+	// line back.
+	b.Reset()
+	tr.Begin(1)
+	tr.End(Summary{Copied: 1})
+	tr.PartWritten("b.tar.sha256", 100)
+	if !strings.HasSuffix(b.String(), "1 copied, 0 skipped, 0 failed, 0 B in 0s\nwrote   b.tar.sha256 (100 B)\n") {
+		t.Errorf("after the end: %q", b.String())
+	}
+}
+
+func TestResultLineVia(t *testing.T) {
+	r := Result{Job: Job{Source: "a/b:1", Target: "sea.hub:5000/a/b:1"}, Destination: "sea.hub:5000/a/b:1", Via: "10.0.0.5:5000", Status: Copied, Digest: "sha256:00"}
+	if got, want := resultLine(r), "copied  a/b:1 -> sea.hub:5000/a/b:1 via 10.0.0.5:5000 (sha256:00, 0 B)"; got != want {
+		t.Errorf("resultLine = %q, want %q", got, want)
+	}
+}

@@ -1,5 +1,22 @@
 package rendered
 
+import "time"
+
+// The limits of a chart fetch by default (rehost-helm pull, pkg/helm's
+// PullOptions), shared here so that rehost, which does not link Helm,
+// shows them in its flags.
+const (
+	// DefaultMaxChartSize bounds what is downloaded for one chart, all
+	// together: the packaged chart and its provenance file, or an OCI
+	// chart's manifest, tag list, config and layers.
+	DefaultMaxChartSize int64 = 64 << 20
+	// DefaultMaxIndexSize bounds a chart repository's index.yaml.
+	DefaultMaxIndexSize int64 = 32 << 20
+	// DefaultStallTimeout is how long a chart download may move less than
+	// 1 KiB/s (waiting for an answer included) before it is abandoned.
+	DefaultStallTimeout = 2 * time.Minute
+)
+
 // ChartFileFormat is the version of the JSON form of a [ChartFile].
 const ChartFileFormat = 1
 
