@@ -9,6 +9,7 @@ replace (
 )
 
 require (
+	github.com/rehost/rehost v0.0.0-00010101000000-000000000000
 	github.com/rehost/rehost/pkg/krmfn v0.0.0-00010101000000-000000000000
 	github.com/spf13/cobra v1.10.2
 	sigs.k8s.io/kustomize/kyaml v0.21.2
@@ -33,7 +34,6 @@ require (
 	github.com/google/gnostic-models v0.7.1 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/monochromegane/go-gitignore v0.0.0-20200626010858-205db1a8cc00 // indirect
-	github.com/rehost/rehost v0.0.0-00010101000000-000000000000 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
 	github.com/xlab/treeprint v1.2.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect

@@ -106,6 +106,7 @@ any error nothing is printed on stdout.`
   NAME rehost.yaml deployment.yaml service.yaml`, "NAME", name)
 	cmd.SilenceErrors = true
 	cmd.SilenceUsage = true
+	setVersion(cmd, name)
 	return cmd
 }
 

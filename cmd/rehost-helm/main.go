@@ -21,7 +21,8 @@
 // NAME with --repo URL, REPO/NAME) into --dest with Helm's getters and
 // private Helm directories (--helm-user-config: the user's), and package
 // packages a chart directory reproducibly into --output; both print the
-// chart file as JSON (rendered.ChartFile).
+// chart file as JSON (rendered.ChartFile). Its subcommand version prints
+// its version and commit.
 //
 // Errors go to standard error; the exit code is 1 on any error.
 package main
@@ -63,7 +64,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		},
 	}
 	renderFlags(cmd.Flags(), &opts, &includeCRDs)
-	cmd.AddCommand(airgapCmd("values", stdout), airgapCmd("relocate", stdout), pullCmd(stdout), packageCmd(stdout))
+	cmd.AddCommand(airgapCmd("values", stdout), airgapCmd("relocate", stdout), pullCmd(stdout), packageCmd(stdout), versionCmd(stdout))
 	cmd.SetArgs(args)
 	cmd.SetOut(stderr)
 	cmd.SetErr(stderr)
