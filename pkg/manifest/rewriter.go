@@ -107,6 +107,10 @@ type Rewriter struct {
 	lists int
 	// fullParse turns the fast path off: every document is parsed.
 	fullParse bool
+	// proof proves each rewritten document (spliceVerified); unverified
+	// turns it off, only for the benchmark that measures what it costs.
+	proof      prover
+	unverified bool
 	// listOnly: nothing is written, collisions are warnings (ListOnly).
 	listOnly bool
 }
@@ -512,7 +516,7 @@ func (rw *Rewriter) process(d document, name string, write bool) result {
 		}
 	}
 	if len(edits) > 0 && write {
-		out, err := spliceVerified(d.data, &root, edits)
+		out, err := spliceVerified(d.data, &root, edits, rw.prover())
 		if err != nil && hasEmbedded(edits) {
 			// Never corrupt: leave the embedded references as written.
 			for i := range ms {
@@ -524,16 +528,29 @@ func (rw *Rewriter) process(d document, name string, write bool) result {
 			edits = withoutEmbedded(edits)
 			out, err = nil, nil
 			if len(edits) > 0 {
-				out, err = spliceVerified(d.data, &root, edits)
+				out, err = spliceVerified(d.data, &root, edits, rw.prover())
 			}
 		}
 		if err != nil {
-			res.errs = append(res.errs, &Error{Location: rewrite.Location{File: name, Line: d.line}, Err: err})
+			line := d.line
+			var ue *unsafeEditError
+			if errors.As(err, &ue) && ue.Line > 0 {
+				line += ue.Line - 1
+			}
+			res.errs = append(res.errs, &Error{Location: rewrite.Location{File: name, Line: line}, Err: err})
 		}
 		res.out = out
 	}
 	rw.finish(ms, &res)
 	return res
+}
+
+// prover is the Rewriter's prover, nil when the proof is off.
+func (rw *Rewriter) prover() *prover {
+	if rw.unverified {
+		return nil
+	}
+	return &rw.proof
 }
 
 // skipWarnings are the warnings about values under keys that name an
