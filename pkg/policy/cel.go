@@ -20,7 +20,7 @@ import (
 // compile at compatibility version 1.31) are used: the standard library
 // (matches, startsWith, contains, size, in), the Kubernetes regex library
 // (find, since 1.27) and the strings extension at version 2 (lowerAscii,
-// replace, substring, join, since 1.29).
+// replace, substring, indexOf, join, since 1.29).
 type celMapping struct {
 	m    *rewrite.Mapper
 	pins map[string]string
@@ -81,7 +81,7 @@ func (c celMapping) tooLong() string {
 		fixed = len(p) + 1
 	}
 	if c.m.Style() == rewrite.PathStyleNest {
-		return fmt.Sprintf("size(q.reg) + size(q.repo) > %d", 255-fixed)
+		return fmt.Sprintf("size(n) + size(q.repo) > %d", 255-fixed)
 	}
 	return fmt.Sprintf("size(q.repo) > %d", 255-fixed)
 }
@@ -91,7 +91,7 @@ func (c celMapping) target() string {
 	root := quote(c.m.Root() + "/")
 	t := root + " + q.repo + q.sfx"
 	if c.m.Style() == rewrite.PathStyleNest {
-		t = root + " + q.reg.replace(':', '_') + q.repo + q.sfx"
+		t = root + " + n + q.repo + q.sfx"
 	}
 	if len(c.pins) == 0 {
 		return t
@@ -113,11 +113,24 @@ func (c celMapping) target() string {
 	return b.String()
 }
 
+// nestedReg is q.reg (the registry with its "/") as the path component
+// path style nest gives it, as rewrite's pathSafeHost writes it: a port's
+// ":" becomes "_"; an IPv6 address loses its brackets, a "::" that starts
+// or ends it gets its zero, its colons become "_" and its port's ":" a "-".
+const nestedReg = `(q.reg.startsWith('[') ?
+    [q.reg.substring(1, q.reg.indexOf(']'))].map(a, ((a.startsWith('::') ? '0' : '') + a + (a.endsWith('::') ? '0' : '')).replace(':', '_'))[0] +
+      q.reg.substring(q.reg.indexOf(']') + 1).replace(':', '-') :
+    q.reg.replace(':', '_'))`
+
 // image is the CEL expression giving the image the mapper gives img: the
 // target, or img itself when it is invalid, in the target registry,
 // excluded, or would get a target path over 255 characters.
 func (c celMapping) image(img string) string {
 	body := fmt.Sprintf("(%s ||\n   %s) ? %s : %s", c.kept(), c.tooLong(), img, c.target())
+	if c.m.Style() == rewrite.PathStyleNest {
+		// n: the registry as a path component, with its "/".
+		body = fmt.Sprintf("[%s].map(n,\n %s)[0]", nestedReg, body)
+	}
 	return c.parts(img, body, img)
 }
 

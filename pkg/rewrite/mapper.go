@@ -135,10 +135,30 @@ func normalizeHost(h string) string {
 	return h
 }
 
-// pathSafeHost turns a registry host into a repository path component:
-// "registry.example.com:8443" -> "registry.example.com_8443".
+// pathSafeHost turns a registry host into a repository path component
+// (path style nest): a port's ":" becomes "_"
+// ("registry.example.com:8443" -> "registry.example.com_8443"). An IPv6
+// address loses its brackets, a "::" that starts or ends it gets the zero
+// it stands for, its colons become "_" and its port's ":" a "-"
+// ("[::1]:5000" -> "0__1-5000", "[fd00::5]" -> "fd00__5",
+// "[::ffff:1.2.3.4]" -> "0__ffff_1.2.3.4"). A DNS host gives at most one
+// "_" and an IPv6 address at least two, so two hosts never share a
+// component unless they are the same address. The policies (package
+// policy) restate this in CEL and JMESPath; docs/mapping.md.
 func pathSafeHost(h string) string {
-	return strings.ReplaceAll(strings.ToLower(h), ":", "_")
+	h = strings.ToLower(h)
+	if !strings.HasPrefix(h, "[") {
+		return strings.ReplaceAll(h, ":", "_")
+	}
+	end := strings.IndexByte(h, ']')
+	addr, port := h[1:end], h[end+1:]
+	if strings.HasPrefix(addr, "::") {
+		addr = "0" + addr
+	}
+	if strings.HasSuffix(addr, "::") {
+		addr += "0"
+	}
+	return strings.ReplaceAll(addr, ":", "_") + strings.ReplaceAll(port, ":", "-")
 }
 
 // exclusion matches a registry host, or a repository and everything below it.
