@@ -7,7 +7,9 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/rehost/rehost/internal/bounded"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -216,7 +218,8 @@ func (c Config) Validate() error {
 	if c.Kind != "" && c.Kind != Kind {
 		return &ConfigError{Field: "kind", Reason: fmt.Sprintf("got %q, want %q", c.Kind, Kind)}
 	}
-	if _, _, err := splitRegistry(c.registry()); err != nil {
+	_, prefix, err := splitRegistry(c.registry())
+	if err != nil {
 		return &ConfigError{Field: "registry", Reason: err.Error()}
 	}
 	if c.ChartsPath != "" {
@@ -227,7 +230,10 @@ func (c Config) Validate() error {
 	switch c.PathStyle {
 	case "", PathStyleStrip, PathStyleNest:
 	default:
-		return &ConfigError{Field: "pathStyle", Reason: fmt.Sprintf("got %q, want %q or %q", c.PathStyle, PathStyleStrip, PathStyleNest)}
+		return &ConfigError{Field: "pathStyle", Reason: fmt.Sprintf("got %s, want %q or %q", bounded.Quote(string(c.PathStyle)), PathStyleStrip, PathStyleNest)}
+	}
+	if err := checkPrefixRoom(prefix, c.pathStyle()); err != nil {
+		return &ConfigError{Field: "registry", Reason: err.Error(), Err: err}
 	}
 	for i, e := range c.Exclude {
 		if _, err := parseExclude(e); err != nil {
@@ -254,6 +260,26 @@ func (c Config) Validate() error {
 		if err := checkDNSSubdomain(n); err != nil {
 			return &ConfigError{Field: "imageList.configMapName", Reason: fmt.Sprintf("%q: %v", n, err)}
 		}
+	}
+	return nil
+}
+
+// minNestHost is the shortest path component a source host gives in path
+// style nest: "a.b", or "a_1" for "a:1".
+const minNestHost = 3
+
+// checkPrefixRoom refuses a registry path prefix that leaves no room for
+// any image below it (see PrefixTooLongError).
+func checkPrefixRoom(prefix string, style PathStyle) error {
+	if prefix == "" {
+		return nil
+	}
+	room := MaxRepositoryPath - len("/a")
+	if style == PathStyleNest {
+		room -= minNestHost + len("/")
+	}
+	if n := utf8.RuneCountInString(prefix); n > room {
+		return &PrefixTooLongError{Prefix: prefix, Length: n, Max: room, Style: style}
 	}
 	return nil
 }
