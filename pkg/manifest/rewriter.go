@@ -498,7 +498,7 @@ func (rw *Rewriter) process(d document, name string, write bool) result {
 	rw.mapCharts(fd.charts, fd.chartSkips, where, &ms, &res)
 	res.notes = notes
 	res.warns = append(res.warns, skipped...)
-	res.warns = append(res.warns, duplicateWarnings(&root, fields, emb, name, func(n *yaml.Node) int { return d.line + n.Line - 1 })...)
+	res.warns = append(res.warns, duplicateWarnings(&root, fields, emb, fd.charts, name, func(n *yaml.Node) int { return d.line + n.Line - 1 })...)
 	if len(res.errs) > 0 {
 		return res
 	}
