@@ -27,9 +27,9 @@ const (
 the containers, which a strategic merge patch does not.`
 	commentKyvernoMatch   = `Pods only; the webhook sends Kyverno creations and updates.`
 	commentKyvernoForeach = `Per container: the parts of the reference (as rehost's mapper parses it),
-then the image rehost rewrite gives it. Containers whose image is invalid,
-already in the target registry, excluded, or whose target would be too
-long are skipped (left as written).`
+then the image rehost rewrite gives it. Containers without an image, or
+whose image is invalid, already in the target registry, excluded, or whose
+target would be too long are skipped (left as written).`
 )
 
 // kyContext is the foreach context that parses element.image.
@@ -39,7 +39,7 @@ func (g generator) kyContext() *yaml.Node {
 		return mapping("name", name, "variable", mapping("jmesPath", expr))
 	}
 	part := func(n int) string {
-		return fmt.Sprintf("regex_replace_all('%s', element.image, '${%d}')", kySplit, n)
+		return fmt.Sprintf("regex_replace_all('%s', rhimage, '${%d}')", kySplit, n)
 	}
 	fixed := 0
 	if p := g.m.Prefix(); p != "" {
@@ -62,10 +62,14 @@ func (g generator) kyContext() *yaml.Node {
 		kept = append(kept, fmt.Sprintf("regex_match('^(?:%s)(?:/|$)', join('/', [rhreg, rhrepo]))", strings.Join(alts, "|")))
 	}
 	vars := []*yaml.Node{
+		// A container without an image (null) is skipped, as the CEL
+		// form skips it: rhimage is "" and rhhas false.
+		v("rhhas", "element.image != `null`"),
+		v("rhimage", "not_null(element.image, '')"),
 		v("rhhost", part(1)),
 		v("rhpath", part(2)),
 		v("rhsuffix", part(3)),
-		v("rhvalid", fmt.Sprintf("regex_match('%s', element.image) && regex_match('(?s)^.{1,255}$', rhpath)", reValid)),
+		v("rhvalid", fmt.Sprintf("regex_match('%s', rhimage) && regex_match('(?s)^.{1,255}$', rhpath)", reValid)),
 		v("rhreg", "regex_replace_all('^(?:index[.]docker[.]io)?$', to_lower(rhhost), 'docker.io')"),
 		v("rhrepo", "regex_replace_all('^[^|]*[|]', regex_replace_all('^(?:|docker[.]io|index[.]docker[.]io)[|]([^/]*)$', join('|', [rhhost, rhpath]), 'library/${1}'), '')"),
 	}
@@ -182,6 +186,7 @@ func (g generator) kyverno() []*yaml.Node {
 					"foreach", seq(mapping(
 						"list", "request.object.spec."+list,
 						"context", g.kyContext(),
+						"preconditions", mapping("all", seq(equals("{{ rhhas }}", true))),
 						"deny", mapping("conditions", mapping("any", seq(
 							equals("{{ rhvalid }}", false),
 							equals("{{ rhkept }}", false),

@@ -252,3 +252,24 @@ func TestPins(t *testing.T) {
 		t.Fatalf("the mapper does not pin: %s", want(m, "nginx:1.25"))
 	}
 }
+
+// TestContainerWithoutImage (issue 29, item 10): a container without an
+// image is skipped by the mutation and by the check, in every list; the
+// other containers of the Pod are rewritten. The Kyverno form does the
+// same (test/e2e TestPolicyKyvernoNoImage).
+func TestContainerWithoutImage(t *testing.T) {
+	s := newAPIServer(t, generate(t, rewrite.Config{}, policy.Options{Validate: true, Deny: true}))
+	p := podOf("apps", []string{"nginx", "busybox", "alpine"})
+	p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "noimage"})
+	p.Spec.InitContainers = append([]corev1.Container{{Name: "noimage-init"}}, p.Spec.InitContainers...)
+	p.Spec.EphemeralContainers = append(p.Spec.EphemeralContainers, corev1.EphemeralContainer{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "noimage-debug"}})
+	got, warns, err := s.admit(p, admission.Create, nil)
+	if err != nil {
+		t.Fatalf("%v (warnings %v)", err, warns)
+	}
+	if got.Spec.Containers[0].Image != "sea.hub:5000/library/nginx" || got.Spec.Containers[1].Image != "" ||
+		got.Spec.InitContainers[0].Image != "" || got.Spec.InitContainers[1].Image != "sea.hub:5000/library/busybox" ||
+		got.Spec.EphemeralContainers[0].Image != "sea.hub:5000/library/alpine" || got.Spec.EphemeralContainers[1].Image != "" {
+		t.Errorf("got %+v %+v %+v", got.Spec.Containers, got.Spec.InitContainers, got.Spec.EphemeralContainers)
+	}
+}
