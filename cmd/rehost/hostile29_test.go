@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -44,5 +45,39 @@ func TestPrefixNoRoom(t *testing.T) {
 	if out, errOut, code := rehost(t, "", "rewrite", "--registry", fits, pod); code != 1 || out != "" || !strings.Contains(errOut, "255 characters") {
 		// docker.io/library/nginx needs "library/nginx" below the prefix.
 		t.Errorf("rewrite with a prefix of 253: code %d, stderr %q", code, errOut)
+	}
+}
+
+// TestPinConflictCLI (item 9): a pin whose digest is not the one written
+// in the manifest is an error naming the place and both digests, and
+// nothing is written; rehost policy refuses it the same way. A large pin
+// set makes a policy kubectl apply cannot store client-side: a warning
+// says how to apply it.
+func TestPinConflictCLI(t *testing.T) {
+	d1, d7 := "sha256:"+strings.Repeat("01", 32), "sha256:"+strings.Repeat("07", 32)
+	var many strings.Builder
+	for i := 0; i < 3000; i++ {
+		fmt.Fprintf(&many, "registry.example.com/team-%02d/app-%04d:1.%02d\tsea.hub:5000/team-%02d/app-%04d:1.%02d@sha256:%064x\n", i%97, i, i%89, i%97, i, i%89, i+1)
+	}
+	dir := writeFiles(t, map[string]string{
+		"pins.tsv":   "docker.io/library/redis:7@" + d1 + "\tsea.hub:5000/library/redis:7@" + d7 + "\n",
+		"many.tsv":   many.String(),
+		"redis.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - {name: c, image: \"redis:7@" + d1 + "\"}\n",
+	})
+	out, errOut, code := rehost(t, "", "rewrite", "--pins", dir+"/pins.tsv", dir+"/redis.yaml")
+	if code != 1 || out != "" || !strings.Contains(errOut, "redis.yaml:6: Pod p: spec.containers[0].image:") || !strings.Contains(errOut, d1) || !strings.Contains(errOut, d7) {
+		t.Errorf("rewrite: code %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	out, errOut, code = rehost(t, "", "policy", "--pins", dir+"/pins.tsv")
+	if code != 1 || out != "" || !strings.Contains(errOut, d1) || !strings.Contains(errOut, d7) {
+		t.Errorf("policy: code %d, stdout %.80q, stderr %q", code, out, errOut)
+	}
+	out, errOut, code = rehost(t, "", "policy", "--pins", dir+"/many.tsv")
+	if code != 0 || strings.Count(out, "'registry.example.com/team-00/app-0000:1.00'") != 1 ||
+		!strings.Contains(errOut, "warning: the MutatingAdmissionPolicy is") || !strings.Contains(errOut, "kubectl apply --server-side") {
+		t.Errorf("policy with 3,000 pins: code %d, stderr %q", code, errOut)
+	}
+	if len(out) > 1536<<10 {
+		t.Errorf("policy with 3,000 pins: %d bytes", len(out))
 	}
 }

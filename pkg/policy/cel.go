@@ -24,6 +24,8 @@ import (
 type celMapping struct {
 	m    *rewrite.Mapper
 	pins map[string]string
+	// pinVars name the variables that hold the pins (pinVariables).
+	pinVars []string
 }
 
 // quote is a CEL string literal. Every literal the generator writes is a
@@ -96,21 +98,54 @@ func (c celMapping) target() string {
 	if len(c.pins) == 0 {
 		return t
 	}
-	keys := make([]string, 0, len(c.pins))
-	for k := range c.pins {
+	// The pinned value (variables.pins*, see pinVariables): a digest to
+	// append, a whole target, or '' for an image without a pin.
+	found := "''"
+	for i := len(c.pinVars) - 1; i >= 0; i-- {
+		v := "variables." + c.pinVars[i]
+		found = fmt.Sprintf("(k in %s ? %s[k] : %s)", v, v, found)
+	}
+	return fmt.Sprintf("[q.reg + q.repo + (q.sfx == '' ? ':latest' : q.sfx)].map(k, [%s].map(v,\n   v == '' ? %s : (v.contains('/') ? v : %s + '@' + v))[0])[0]", found, t, t)
+}
+
+// maxPinExpression bounds the characters of one variable of pins: the CEL
+// parser the API server uses refuses expressions of more than 100,000
+// code points (cel-go's default, which Kubernetes keeps).
+const maxPinExpression = 90_000
+
+// pinVariables writes the pins as CEL maps, source -> pinned value, each
+// at most maxPinExpression characters: the policy defines them once, in
+// spec.variables, and every mutation reads them (variables.pins0, ...).
+func pinVariables(pins map[string]string) (names, exprs []string) {
+	keys := make([]string, 0, len(pins))
+	for k := range pins {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	var b strings.Builder
-	b.WriteString("[{")
-	for i, k := range keys {
-		if i > 0 {
-			b.WriteString(",\n    ")
+	flush := func() {
+		if b.Len() == 0 {
+			return
 		}
-		b.WriteString(quote(k) + ": " + quote(c.pins[k]))
+		b.WriteString("}")
+		names = append(names, fmt.Sprintf("pins%d", len(names)))
+		exprs = append(exprs, b.String())
+		b.Reset()
 	}
-	b.WriteString("}].map(pins, [q.reg + q.repo + (q.sfx == '' ? ':latest' : q.sfx)].map(k, k in pins ? pins[k] : " + t + ")[0])[0]")
-	return b.String()
+	for _, k := range keys {
+		entry := quote(k) + ": " + quote(pins[k])
+		if b.Len() > 0 && b.Len()+len(",\n")+len(entry)+len("}") > maxPinExpression {
+			flush()
+		}
+		if b.Len() == 0 {
+			b.WriteString("{")
+		} else {
+			b.WriteString(",\n")
+		}
+		b.WriteString(entry)
+	}
+	flush()
+	return names, exprs
 }
 
 // nestedReg is q.reg (the registry with its "/") as the path component
