@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -79,5 +80,35 @@ func TestPinConflictCLI(t *testing.T) {
 	}
 	if len(out) > 1536<<10 {
 		t.Errorf("policy with 3,000 pins: %d bytes", len(out))
+	}
+}
+
+// TestBoundedMessages (item 12): messages quote untrusted values cut to a
+// bounded length with their size: a 50 MB value (an invalid guessed image,
+// an invalid image field, a chart source, an object's name) gives a few
+// kilobytes on stderr, not three copies of it. With the race detector,
+// which makes reading 50 MB take minutes and gigabytes, the value has 4 MB.
+func TestBoundedMessages(t *testing.T) {
+	size := 50 << 20
+	if raceEnabled {
+		size = 4 << 20
+	}
+	big := strings.Repeat("A", size)
+	for _, tt := range []struct {
+		name, in string
+		code     int
+		value    int // the size of the value cut
+	}{
+		{"guessed image", "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nspec:\n  image: " + big + "\n", 0, size},
+		{"image field", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - {name: c, image: " + big + "}\n", 1, size},
+		{"chart source", "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata: {name: r}\nspec: {url: 'https://x/" + big + "${X}'}\n", 0, size + len("https://x/${X}")},
+		{"object name", "apiVersion: v1\nkind: Pod\nmetadata: {name: " + big + "}\nspec:\n  containers:\n  - {name: c, image: UPPER}\n", 1, size},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, errOut, code := rehost(t, tt.in, "rewrite")
+			if code != tt.code || len(errOut) > 8<<10 || !strings.Contains(errOut, "…("+strconv.Itoa(tt.value)+" bytes)") {
+				t.Errorf("code %d, stderr of %d bytes: %.300s", code, len(errOut), errOut)
+			}
+		})
 	}
 }

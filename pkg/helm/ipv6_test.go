@@ -1,7 +1,9 @@
 package helm
 
 import (
+	"errors"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -101,4 +103,29 @@ func TestRelocateIPv6(t *testing.T) {
 		t.Errorf("artifacthub.io/images: %v\n%s", err, ch.Metadata.Annotations["artifacthub.io/images"])
 	}
 	diffDocs(t, renderedDocs(t, out, Options{}), rewrittenDocs(t, chartPath("airgap-absent"), Options{}, ipv6Config))
+}
+
+// TestRenderErrorBounded (issue 29, item 12): a template that includes
+// itself makes Helm repeat the chain of includes in a message of tens of
+// kilobytes; the render error shows its start, cut with its size, and
+// keeps Helm's error whole.
+func TestRenderErrorBounded(t *testing.T) {
+	chart := writeChart(t, map[string]string{
+		"Chart.yaml":          "apiVersion: v2\nname: app\nversion: 1.0.0\n",
+		"templates/_loop.tpl": `{{- define "loop" }}{{ include "loop" . }}{{- end }}`,
+		"templates/cm.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata:\n  a: {{ include \"loop\" . }}\n",
+	})
+	_, err := Render(chart, Options{})
+	var re *RenderError
+	if !errors.As(err, &re) {
+		t.Fatalf("err = %.300v, want a *RenderError", err)
+	}
+	whole := re.Err.Error()
+	if len(whole) < 4*maxRenderError {
+		t.Fatalf("Helm's message has %d bytes: the test needs a long one", len(whole))
+	}
+	msg := err.Error()
+	if len(msg) > maxRenderError+len(re.Chart)+64 || !strings.Contains(msg, "include") || !strings.HasSuffix(msg, "("+strconv.Itoa(len(whole))+" bytes)") {
+		t.Errorf("message of %d bytes (Helm's: %d): %.200s…%s", len(msg), len(whole), msg, msg[max(0, len(msg)-40):])
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rehost/rehost/internal/bounded"
 	"github.com/rehost/rehost/pkg/rewrite"
 	"go.yaml.in/yaml/v3"
 )
@@ -400,7 +401,7 @@ func (rw *Rewriter) mapCharts(cs []Field, skips []chartSkip, where func(Field) r
 	for _, s := range skips {
 		loc := where(s.Field)
 		loc.Value = s.Value
-		res.warns = append(res.warns, &Error{Location: loc, Err: fmt.Errorf("chart source %s left as written: %s", s.Value, s.why)})
+		res.warns = append(res.warns, &Error{Location: loc, Err: fmt.Errorf("chart source %s left as written: %s", bounded.Word(s.Value), s.why)})
 	}
 	for _, f := range cs {
 		loc := where(f)
@@ -420,7 +421,7 @@ func (rw *Rewriter) mapCharts(cs []Field, skips []chartSkip, where func(Field) r
 		}
 		loc.Value = f.Value
 		if isTemplate(f.Value) {
-			res.warns = append(res.warns, &Error{Location: loc, Err: fmt.Errorf("chart source %s left as written: a template or a variable, which rehost cannot map; write the repository, or map it where the value is set", f.Value)})
+			res.warns = append(res.warns, &Error{Location: loc, Err: fmt.Errorf("chart source %s left as written: a template or a variable, which rehost cannot map; write the repository, or map it where the value is set", bounded.Word(f.Value))})
 			continue
 		}
 		m, err := rw.mapper.MapChart(f.Value, spec.form)
@@ -451,7 +452,7 @@ func (rw *Rewriter) mapCharts(cs []Field, skips []chartSkip, where func(Field) r
 				default:
 					tl := where(*t)
 					tl.Value = scalar(t.Node)
-					failAt(tl, fmt.Errorf("chart source %s not rewritten: %s %s, want default or oci", f.Value, t.Path, describe(t.Node)))
+					failAt(tl, fmt.Errorf("chart source %s not rewritten: %s %s, want default or oci", bounded.Word(f.Value), bounded.Cut(t.Path, bounded.MaxQuoted), describe(t.Node)))
 					edits = nil
 				}
 			}
@@ -459,7 +460,7 @@ func (rw *Rewriter) mapCharts(cs []Field, skips []chartSkip, where func(Field) r
 				continue
 			}
 			for _, c := range spec.caveats {
-				res.warns = append(res.warns, &Error{Location: loc, Err: fmt.Errorf("chart source rewritten to %s, but %s", m.Target, c)})
+				res.warns = append(res.warns, &Error{Location: loc, Err: fmt.Errorf("chart source rewritten to %s, but %s", bounded.Word(m.Target), c)})
 			}
 		}
 		*ms = append(*ms, edits...)

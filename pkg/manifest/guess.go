@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rehost/rehost/internal/bounded"
 	"github.com/rehost/rehost/pkg/rewrite"
 	"go.yaml.in/yaml/v3"
 )
@@ -397,7 +398,7 @@ func (t *guessTally) add(l rewrite.Location) {
 	if t.fields == nil {
 		t.fields = map[string]bool{}
 	}
-	t.fields[joinNonEmpty(l.Kind, listIndex.ReplaceAllString(l.Field, "[]"))] = true
+	t.fields[bounded.Cut(joinNonEmpty(l.Kind, listIndex.ReplaceAllString(l.Field, "[]")), bounded.MaxQuoted)] = true
 }
 
 // warning is the run's warning, nil when nothing was guessed.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/rehost/rehost/internal/bounded"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -244,7 +245,7 @@ func verifySplice(out []byte, root *yaml.Node, edits []edit, want map[*yaml.Node
 		return &unsafeEditError{Reason: err.Error()}
 	}
 	if path, line, ok := sameTree(root, &got, want, ""); !ok {
-		return &unsafeEditError{Line: line, Reason: fmt.Sprintf("it would change %s beyond the rewritten values", path)}
+		return &unsafeEditError{Line: line, Reason: fmt.Sprintf("it would change %s beyond the rewritten values", bounded.Cut(path, bounded.MaxQuoted))}
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rehost/rehost/internal/bounded"
 	"github.com/rehost/rehost/pkg/rewrite"
 	"go.yaml.in/yaml/v3"
 )
@@ -195,7 +196,7 @@ func Documents(c rewrite.Config, o Options) ([]*yaml.Node, error) {
 			g.o.APIVersion = V1
 		case V1, V1beta1, V1alpha1:
 		default:
-			return nil, &UnsupportedError{Feature: "api-version", Reason: fmt.Sprintf("got %q, want %s, %s or %s", o.APIVersion, V1, V1beta1, V1alpha1)}
+			return nil, &UnsupportedError{Feature: "api-version", Reason: fmt.Sprintf("got %s, want %s, %s or %s", bounded.Quote(o.APIVersion), V1, V1beta1, V1alpha1)}
 		}
 		return g.admission(), nil
 	case Kyverno:
@@ -207,7 +208,7 @@ func Documents(c rewrite.Config, o Options) ([]*yaml.Node, error) {
 		}
 		return g.kyverno(), nil
 	}
-	return nil, &UnsupportedError{Feature: "format", Reason: fmt.Sprintf("got %q, want %s or %s", o.Format, Admission, Kyverno)}
+	return nil, &UnsupportedError{Feature: "format", Reason: fmt.Sprintf("got %s, want %s or %s", bounded.Quote(string(o.Format)), Admission, Kyverno)}
 }
 
 // resolvePins keeps the pins that change a rewritten image, as qualified
@@ -254,7 +255,7 @@ func resolvePins(m *rewrite.Mapper, pins rewrite.Pins) (map[string]string, error
 // checkDNSLabel checks a policy name: the validating policy adds "-check".
 func checkDNSLabel(s string) error {
 	if len(s) > 63-len("-check") || !labelValue.MatchString(s) || strings.ToLower(s) != s || strings.ContainsAny(s, "_.") {
-		return fmt.Errorf("%q: want a lower-case DNS label of at most %d characters", s, 63-len("-check"))
+		return fmt.Errorf("%s: want a lower-case DNS label of at most %d characters", bounded.Quote(s), 63-len("-check"))
 	}
 	return nil
 }

@@ -3,6 +3,8 @@ package rewrite
 import (
 	"fmt"
 	"strings"
+
+	"github.com/rehost/rehost/internal/bounded"
 )
 
 // InvalidReferenceError reports a value that is not a valid image reference.
@@ -14,7 +16,7 @@ type InvalidReferenceError struct {
 }
 
 func (e *InvalidReferenceError) Error() string {
-	msg := fmt.Sprintf("invalid image reference %q: %s", e.Value, e.Reason)
+	msg := fmt.Sprintf("invalid image reference %s: %s", bounded.Quote(e.Value), e.Reason)
 	if e.Hint != "" {
 		msg += " (hint: " + e.Hint + ")"
 	}

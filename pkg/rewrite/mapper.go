@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/rehost/rehost/internal/bounded"
 )
 
 // Action says what the mapping did to an image.
@@ -179,7 +181,7 @@ func parseExclude(s string) (exclusion, error) {
 	}
 	if !strings.Contains(s, "/") && (s == "localhost" || strings.ContainsAny(s, ".:")) {
 		if err := checkHost(s); err != nil {
-			return exclusion{}, fmt.Errorf("%q: %v", s, err)
+			return exclusion{}, fmt.Errorf("%s: %v", bounded.Quote(s), err)
 		}
 		return exclusion{host: normalizeHost(s)}, nil
 	}
@@ -192,7 +194,7 @@ func parseExclude(s string) (exclusion, error) {
 		if errors.As(err, &ie) {
 			err = errors.New(ie.Reason)
 		}
-		return exclusion{}, fmt.Errorf("%q: want a registry host or a repository prefix: %v", s, err)
+		return exclusion{}, fmt.Errorf("%s: want a registry host or a repository prefix: %v", bounded.Quote(s), err)
 	}
 	host := r.Registry
 	ex := exclusion{repos: []string{r.RepositoryName()}}
