@@ -2,6 +2,9 @@ package main
 
 import (
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -110,5 +113,48 @@ func TestBoundedMessages(t *testing.T) {
 				t.Errorf("code %d, stderr of %d bytes: %.300s", code, len(errOut), errOut)
 			}
 		})
+	}
+}
+
+// TestOutputDirAndInputs (item 13): an --output-dir inside the input
+// directory is left out of the inputs, so that a second run reads no
+// earlier output (no out/out/); an --output-dir that is the input
+// directory is refused, pointing at --in-place, and nothing is written.
+func TestOutputDirAndInputs(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"app/pod.yaml": podNginx, "app/sub/job.yaml": strings.Replace(podNginx, "nginx:1.25", "busybox:1.36", 1), "app/Kubefile": "FROM scratch\n"})
+	app := filepath.Join(dir, "app")
+	out := filepath.Join(app, "out")
+	for run := 1; run <= 2; run++ {
+		_, errOut, code := rehost(t, "", "rewrite", app, "--output-dir", out, "--image-list", filepath.Join(out, "imageList"))
+		if code != 0 {
+			t.Fatalf("run %d: exit %d: %s", run, code, errOut)
+		}
+		var files []string
+		filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				rel, _ := filepath.Rel(out, p)
+				files = append(files, rel)
+			}
+			return err
+		})
+		if strings.Join(files, " ") != "Kubefile imageList pod.yaml sub/job.yaml" {
+			t.Errorf("run %d: out holds %q", run, files)
+		}
+		if b, _ := os.ReadFile(filepath.Join(out, "imageList")); string(b) != "docker.io/library/busybox:1.36\ndocker.io/library/nginx:1.25\n" {
+			t.Errorf("run %d: imageList %q", run, b)
+		}
+	}
+	for _, args := range [][]string{
+		{"rewrite", app, "--output-dir", app},
+		{"rewrite", app, "--output-dir", filepath.Join(app, "sub", "..")},
+		{"rewrite", filepath.Join(app, "pod.yaml"), "--output-dir", app},
+	} {
+		stdout, errOut, code := rehost(t, "", args...)
+		if code != 1 || stdout != "" || !strings.Contains(errOut, "is the directory of the input") || !strings.Contains(errOut, "use --in-place") {
+			t.Errorf("%v: code %d, stderr %q", args[1:], code, errOut)
+		}
+		if b, _ := os.ReadFile(filepath.Join(app, "pod.yaml")); string(b) != podNginx {
+			t.Errorf("%v: the input was written: %q", args[1:], b)
+		}
 	}
 }
