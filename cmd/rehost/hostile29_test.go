@@ -1,13 +1,19 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/rehost/rehost/pkg/rewrite"
+	"go.yaml.in/yaml/v3"
 )
 
 // Issue 29 (hostile input, second round), at the command line.
@@ -156,5 +162,152 @@ func TestOutputDirAndInputs(t *testing.T) {
 		if b, _ := os.ReadFile(filepath.Join(app, "pod.yaml")); string(b) != podNginx {
 			t.Errorf("%v: the input was written: %q", args[1:], b)
 		}
+	}
+}
+
+// ipv6App is a directory of manifests whose values rehost writes in
+// every context: block and flow maps and lists, quoted values, an
+// anchor, JSON, an operator's absent registry setting, GitOps chart
+// sources, an embedded reference; sources include IPv6 registries.
+var ipv6App = map[string]string{
+	"app/pods.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: {app: &app nginx}}\nspec:\n  containers:\n" +
+		"  - name: a\n    image: *app\n  - {name: b, image: redis:7}\n  - name: c\n    image: \"[fd00::1]:5000/team/app:1\"\n" +
+		"  - name: d\n    image: '[::1]/x/y@sha256:" + strings.Repeat("ab", 32) + "'\n    args: [--helper-image=quay.io/a/helper:2]\n" +
+		"---\n{\"apiVersion\": \"v1\", \"kind\": \"Pod\", \"metadata\": {\"name\": \"j\"}, \"spec\": {\"containers\": [{\"name\": \"a\", \"image\": \"[fd00::1]:5000/b:1\"}]}}\n",
+	"app/ops/tigera.yaml": "apiVersion: operator.tigera.io/v1\nkind: Installation\nmetadata: {name: default}\nspec: {variant: Calico}\n",
+	"app/ops/argo.yaml":   "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a}\nspec:\n  source:\n    repoURL: https://charts.example.com\n    chart: x\n    targetRevision: 1.0.0\n",
+	"app/Kubefile":        "FROM scratch\n",
+}
+
+// docsOf parses a YAML stream into its documents.
+func docsOf(t *testing.T, stream string) []any {
+	t.Helper()
+	var out []any
+	dec := yaml.NewDecoder(strings.NewReader(stream))
+	for {
+		var v any
+		err := dec.Decode(&v)
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		if err != nil {
+			t.Fatalf("the output does not parse: %v\n%s", err, stream)
+		}
+		out = append(out, v)
+	}
+}
+
+// sameDocsBut compares two streams document by document, parsed, with
+// every old in want's strings replaced by new.
+func sameDocsBut(t *testing.T, what, want, got, old, new string) {
+	t.Helper()
+	// Replaced in the parsed values: the plain registry needs no quotes.
+	w, g := docsOf(t, mustYAML(t, replaceValues(docsOf(t, want), old, new))), docsOf(t, got)
+	if len(w) == 0 || !reflect.DeepEqual(w, g) {
+		t.Errorf("%s: documents differ\n got: %v\nwant: %v", what, g, w)
+	}
+}
+
+func replaceValues(v any, old, new string) any {
+	switch x := v.(type) {
+	case string:
+		return strings.ReplaceAll(x, old, new)
+	case []any:
+		for i := range x {
+			x[i] = replaceValues(x[i], old, new)
+		}
+	case map[string]any:
+		for k := range x {
+			x[k] = replaceValues(x[k], old, new)
+		}
+	}
+	return v
+}
+
+func mustYAML(t *testing.T, docs any) string {
+	t.Helper()
+	var b strings.Builder
+	enc := yaml.NewEncoder(&b)
+	for _, d := range docs.([]any) {
+		if err := enc.Encode(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	enc.Close()
+	return b.String()
+}
+
+// TestIPv6EveryCommand (items 1 and 6): with an IPv6 target registry, in
+// both path styles (nest puts IPv6 source hosts in a path component),
+// every output parses back and holds, document by document, what the
+// same run gives with a registry written plain: rewrite to stdout,
+// --output-dir, --in-place, images -o mapping (each target a valid
+// reference), and both policy forms.
+func TestIPv6EveryCommand(t *testing.T) {
+	const v6, plain = "[fd00::5]:5000", "v6.test:5000"
+	for _, style := range []string{"strip", "nest"} {
+		t.Run(style, func(t *testing.T) {
+			dir := writeFiles(t, ipv6App)
+			app := filepath.Join(dir, "app")
+			flags := func(reg string) []string { return []string{"--registry", reg, "--path-style", style} }
+			want, errOut, code := rehost(t, "", append([]string{"rewrite", app}, flags(plain)...)...)
+			if code != 0 {
+				t.Fatalf("plain: %s", errOut)
+			}
+			got, errOut, code := rehost(t, "", append([]string{"rewrite", app}, flags(v6)...)...)
+			if code != 0 {
+				t.Fatalf("IPv6: %s", errOut)
+			}
+			if !strings.Contains(got, "image: '"+v6+"/") || strings.Contains(got, "image: "+v6) {
+				t.Errorf("plain IPv6 values:\n%s", got)
+			}
+			sameDocsBut(t, "rewrite", want, got, plain, v6)
+
+			mapping, errOut, code := rehost(t, "", append([]string{"images", "-o", "mapping", app}, flags(v6)...)...)
+			if code != 0 {
+				t.Fatalf("-o mapping: %s", errOut)
+			}
+			m, err := rewrite.NewMapper(rewrite.Config{Registry: v6, PathStyle: rewrite.PathStyle(style)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSpace(mapping), "\n")
+			for _, l := range lines {
+				src, dst, _ := strings.Cut(l, "\t")
+				mp, err := m.Map(src)
+				if _, perr := rewrite.ParseRef(dst); perr != nil || err != nil || mp.Target.String() != dst {
+					t.Errorf("-o mapping %q: target %v (parse: %v), mapper %v", l, mp.Target, perr, err)
+				}
+			}
+			if len(lines) < 5 {
+				t.Errorf("-o mapping:\n%s", mapping)
+			}
+
+			out := filepath.Join(dir, "out")
+			if _, errOut, code := rehost(t, "", append([]string{"rewrite", app, "--output-dir", out}, flags(v6)...)...); code != 0 {
+				t.Fatalf("--output-dir: %s", errOut)
+			}
+			for _, f := range []string{"pods.yaml", "ops/tigera.yaml", "ops/argo.yaml"} {
+				b, err := os.ReadFile(filepath.Join(out, f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantOne, _, _ := rehost(t, "", append([]string{"rewrite", filepath.Join(app, f)}, flags(plain)...)...)
+				sameDocsBut(t, "--output-dir "+f, wantOne, string(b), plain, v6)
+				if _, errOut, code := rehost(t, "", append([]string{"rewrite", "--in-place", filepath.Join(app, f)}, flags(v6)...)...); code != 0 {
+					t.Fatalf("--in-place: %s", errOut)
+				}
+				if inPlace, _ := os.ReadFile(filepath.Join(app, f)); string(inPlace) != string(b) {
+					t.Errorf("--in-place %s:\n%s\n--output-dir:\n%s", f, inPlace, b)
+				}
+			}
+
+			for _, format := range []string{"admission", "kyverno"} {
+				pol, errOut, code := rehost(t, "", append([]string{"policy", "--format", format, "--validate"}, flags(v6)...)...)
+				if code != 0 || len(docsOf(t, pol)) < 1 || !strings.Contains(pol, v6) {
+					t.Errorf("policy %s: code %d, %s", format, code, errOut)
+				}
+			}
+		})
 	}
 }
