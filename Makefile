@@ -56,6 +56,7 @@ fuzz: ## a short run of every fuzz target
 	$(GO) test -run '^$$' -fuzz '^FuzzRewriteEmbedded$$' -fuzztime 30s ./pkg/manifest
 	$(GO) test -run '^$$' -fuzz '^FuzzOperators$$' -fuzztime 30s ./pkg/manifest
 	$(GO) test -run '^$$' -fuzz '^FuzzChartSources$$' -fuzztime 30s ./pkg/manifest
+	$(GO) test -run '^$$' -fuzz '^FuzzScalarText$$' -fuzztime 30s ./pkg/manifest
 	$(GO) test -run '^$$' -fuzz '^FuzzParseRef$$' -fuzztime 30s ./test/parity
 	$(GO) test -run '^$$' -fuzz '^FuzzPolicy$$' -fuzztime 30s ./test/policy
 

@@ -120,6 +120,9 @@ func (f *mappingFlags) load(cmd *cobra.Command) (rewrite.Config, error) {
 		if errors.As(err, &ce) && ce.Field == "chartsPath" && fs.Changed("charts-path") {
 			return c, fmt.Errorf("--charts-path: %s", ce.Reason)
 		}
+		if errors.As(err, &ce) && ce.Field == "registry" && fs.Changed("registry") {
+			return c, fmt.Errorf("--registry: %s", ce.Reason)
+		}
 		return c, err
 	}
 	return c, nil

@@ -67,9 +67,16 @@ is an error naming it.`,
 				}
 			}
 			// Nothing is written unless the whole policy is.
-			var out bytes.Buffer
-			if err := policy.Write(&out, c, o); err != nil {
+			docs, err := policy.Documents(c, o)
+			if err != nil {
 				return err
+			}
+			var out bytes.Buffer
+			if err := policy.Encode(&out, docs); err != nil {
+				return err
+			}
+			if kind, size, err := policy.LargestObject(docs); err == nil && size > policy.ClientSideApplyLimit {
+				fmt.Fprintf(s.err, "rehost: warning: the %s is %d bytes as JSON, over the %d that kubectl apply without --server-side can store in its last-applied-configuration annotation: apply it with kubectl apply --server-side (or kubectl create)\n", kind, size, policy.ClientSideApplyLimit)
 			}
 			if ro := policy.RenderOnly(c); len(ro) > 0 {
 				names := make([]string, len(ro))

@@ -147,6 +147,17 @@ An existing local path is always a path. docs/charts.md.`,
 			if err != nil {
 				return err
 			}
+			if outputDir != "" {
+				// Its earlier output is no input; an input it would
+				// replace is refused.
+				if err := e.ForOutputDir(outputDir); err != nil {
+					var oe *manifest.OutputDirError
+					if errors.As(err, &oe) {
+						return fmt.Errorf("--output-dir %s is the directory of the input %s: its output would replace the input; to rewrite files where they are, use --in-place", oe.Dir, hf.src.show(oe.Input))
+					}
+					return err
+				}
+			}
 			if inPlace {
 				for _, in := range e.Inputs {
 					if in.Chart {

@@ -576,7 +576,12 @@ func (s *session) solve() (*Overlay, error) {
 func (s *session) check(r *rendered.Chart, rerr error, chosen assignment, covered map[int]bool, set []change) ([]*candidate, []string) {
 	keys := chosen.sorted()
 	if rerr != nil {
-		return keys, []string{rerr.Error()}
+		msg := rerr.Error()
+		if strings.Contains(msg, "YAML parse error on") && strings.HasPrefix(s.mapper.Root(), "[") {
+			// The values are right; the chart writes them unquoted.
+			msg += fmt.Sprintf("; the chart writes the value without quotes, and a value starting with %s (an IPv6 registry) is not a plain YAML scalar: quote it in the template ({{ ... | quote }}), or give the registry a host name", s.mapper.Root()[:strings.IndexByte(s.mapper.Root(), ']')+1])
+		}
+		return keys, []string{msg}
 	}
 	if len(r.Manifests) != len(s.base.Manifests) {
 		return keys, []string{fmt.Sprintf("%d documents instead of %d", len(r.Manifests), len(s.base.Manifests))}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/rehost/rehost/internal/bounded"
 	"github.com/rehost/rehost/internal/chartarchive"
 	"github.com/rehost/rehost/internal/safefile"
 	"github.com/rehost/rehost/pkg/manifest"
@@ -232,7 +233,7 @@ func render(ch *chart.Chart, vals map[string]interface{}, opts Options, where st
 	warnings, err := captureLog(func() error {
 		rel, err := install.Run(ch, vals)
 		if err != nil {
-			return fmt.Errorf("%s: %w", where, err)
+			return &RenderError{Chart: where, Err: err}
 		}
 		if out.Manifests, err = splitManifest(rel.Manifest); err != nil {
 			return fmt.Errorf("%s: %w", where, err)
@@ -263,6 +264,24 @@ func render(ch *chart.Chart, vals map[string]interface{}, opts Options, where st
 	}
 	return out, nil
 }
+
+// RenderError is Helm's error rendering a chart. Its message names the
+// chart and gives Helm's, cut to maxRenderError bytes with its size: a
+// template that includes itself makes Helm repeat the chain of includes
+// in a message of tens of kilobytes (issue 29). Err is Helm's error whole.
+type RenderError struct {
+	Chart string
+	Err   error
+}
+
+// maxRenderError is how much of Helm's message a RenderError shows.
+const maxRenderError = 1024
+
+func (e *RenderError) Error() string {
+	return e.Chart + ": " + bounded.Cut(e.Err.Error(), maxRenderError)
+}
+
+func (e *RenderError) Unwrap() error { return e.Err }
 
 func isTest(m rendered.Manifest) bool {
 	for _, e := range m.Hook {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rehost/rehost/internal/bounded"
 	"github.com/rehost/rehost/pkg/rewrite"
 	"sigs.k8s.io/kustomize/kyaml/yaml"
 )
@@ -69,7 +70,7 @@ func ParseFunctionConfig(fc *yaml.RNode) (rewrite.Config, error) {
 		}
 		return c, nil
 	default:
-		return rewrite.Config{}, fmt.Errorf("functionConfig: kind %q: want %s (apiVersion %s) or ConfigMap", kind, rewrite.Kind, rewrite.APIVersion)
+		return rewrite.Config{}, fmt.Errorf("functionConfig: kind %s: want %s (apiVersion %s) or ConfigMap", bounded.Quote(kind), rewrite.Kind, rewrite.APIVersion)
 	}
 }
 
@@ -102,7 +103,7 @@ func configMapConfig(fc *yaml.RNode) (rewrite.Config, error) {
 		case KeySkipInvalid, KeyNoAddRegistry, KeyNoNamedEmbedded, KeyNoGuessImages, KeyNoChartSources:
 			b, err := strconv.ParseBool(v)
 			if err != nil {
-				return c, fmt.Errorf("functionConfig ConfigMap: data.%s: %q: want true or false", k, v)
+				return c, fmt.Errorf("functionConfig ConfigMap: data.%s: %s: want true or false", k, bounded.Quote(v))
 			}
 			switch k {
 			case KeySkipInvalid:

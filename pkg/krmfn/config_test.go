@@ -41,6 +41,8 @@ imageList: {configMapName: images}
 		{name: "ConfigMap empty registry", in: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata:\n  registry: \"\"\n", wantErr: "data.registry: empty"},
 		{name: "RewriteConfig unknown field", in: "apiVersion: rehost.dev/v1alpha1\nkind: RewriteConfig\nregistyr: x.io\n", wantErr: "registyr"},
 		{name: "RewriteConfig invalid", in: "apiVersion: rehost.dev/v1alpha1\nkind: RewriteConfig\npathStyle: flat\n", wantErr: "pathStyle"},
+		{name: "RewriteConfig prefix without room", in: "apiVersion: rehost.dev/v1alpha1\nkind: RewriteConfig\nregistry: sea.hub:5000/" + strings.Repeat("p", 254) + "\n", wantErr: "prefix has 254 characters"},
+		{name: "ConfigMap prefix without room", in: "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata:\n  pathStyle: nest\n  registry: sea.hub:5000/" + strings.Repeat("p", 250) + "\n", wantErr: "prefix has 250 characters"},
 		{name: "RewriteConfig wrong apiVersion", in: "apiVersion: rehost.dev/v2\nkind: RewriteConfig\n", wantErr: "apiVersion"},
 		{name: "ConfigMap", in: `
 apiVersion: v1

@@ -1,11 +1,8 @@
 package manifest
 
 import (
-	"encoding/json"
 	"errors"
-	"regexp"
 	"sort"
-	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -322,26 +319,4 @@ func planPlain(ms []mapped) []edit {
 		edits = append(edits, *ms[i].edit)
 	}
 	return edits
-}
-
-// plainSafe matches values that read back as the same string when written
-// plain, in block and in flow context alike.
-var plainSafe = regexp.MustCompile(`^[A-Za-z0-9_./][A-Za-z0-9_./:@+=-]*$`)
-
-// literal writes value as a scalar in place of an alias of like: in like's
-// quoting style where that reads back as value, else double-quoted.
-func literal(value string, like *yaml.Node) string {
-	switch {
-	case like.Style&yaml.SingleQuotedStyle != 0 && !strings.ContainsAny(value, "\n\r"):
-		return "'" + strings.ReplaceAll(value, "'", "''") + "'"
-	case like.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) == 0 &&
-		plainSafe.MatchString(value) && !strings.HasSuffix(value, ":") &&
-		(&yaml.Node{Kind: yaml.ScalarNode, Value: value}).ShortTag() == "!!str":
-		return value
-	}
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(value) // a string always encodes
-	return strings.TrimSuffix(b.String(), "\n")
 }

@@ -47,6 +47,10 @@ func smallCorpus(tb testing.TB, size, seed int64) []byte {
 // benchRewrite measures one Rewriter per run over data, writing to w (nil:
 // images only).
 func benchRewrite(b *testing.B, data []byte, w io.Writer, fullParse bool) {
+	benchRewriteWith(b, data, w, func(rw *Rewriter) { rw.fullParse = fullParse })
+}
+
+func benchRewriteWith(b *testing.B, data []byte, w io.Writer, set func(*Rewriter)) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -55,7 +59,7 @@ func benchRewrite(b *testing.B, data []byte, w io.Writer, fullParse bool) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		rw.fullParse = fullParse
+		set(rw)
 		if err := rw.Rewrite(w, bytes.NewReader(data), "stream-15mb.yaml"); err != nil {
 			b.Fatal(err)
 		}
@@ -65,6 +69,14 @@ func benchRewrite(b *testing.B, data []byte, w io.Writer, fullParse bool) {
 // BenchmarkRewrite is `rehost rewrite` on the 15 MB corpus, output discarded.
 func BenchmarkRewrite(b *testing.B) {
 	benchRewrite(b, loadBenchCorpus(b), io.Discard, false)
+}
+
+// BenchmarkRewriteUnverified is BenchmarkRewrite without the proof that
+// each rewritten document parses back to the same tree but for its
+// rewritten values: BenchmarkRewrite / BenchmarkRewriteUnverified is what
+// the proof costs.
+func BenchmarkRewriteUnverified(b *testing.B) {
+	benchRewriteWith(b, loadBenchCorpus(b), io.Discard, func(rw *Rewriter) { rw.unverified = true })
 }
 
 // BenchmarkImages is `rehost images` on the 15 MB corpus: no output.

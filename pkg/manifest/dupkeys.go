@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rehost/rehost/internal/bounded"
 	"github.com/rehost/rehost/pkg/rewrite"
 	"go.yaml.in/yaml/v3"
 )
@@ -214,12 +215,13 @@ func joinSegments(segs []string) string {
 	return b.String()
 }
 
-// duplicateWarnings turns the duplicated keys that hold references into
-// warnings at the second occurrence of each; line gives a node's line in
-// the input (0 when unknown). Objects run together (see runTogether) get
-// one warning each instead of one per key of the document's root.
-func duplicateWarnings(root *yaml.Node, fields, emb []Field, file string, line func(*yaml.Node) int) []error {
-	dups := duplicateKeys(root, fields, emb)
+// duplicateWarnings turns the duplicated keys that hold references (image
+// fields, embedded references, GitOps chart sources) into warnings at the
+// second occurrence of each; line gives a node's line in the input (0 when
+// unknown). Objects run together (see runTogether) get one warning each
+// instead of one per key of the document's root.
+func duplicateWarnings(root *yaml.Node, fields, emb, charts []Field, file string, line func(*yaml.Node) int) []error {
+	dups := duplicateKeys(root, fields, emb, charts)
 	if len(dups) == 0 {
 		return nil
 	}
@@ -247,7 +249,11 @@ func duplicateWarnings(root *yaml.Node, fields, emb []Field, file string, line f
 			where = fmt.Sprintf("%d times", len(dk.keys))
 		}
 		loc := rewrite.Location{File: file, Line: line(dk.keys[1]), Kind: dk.field.Kind, Namespace: dk.field.Namespace, Name: dk.field.Name, Field: dk.path}
-		out = append(out, &Error{Location: loc, Err: fmt.Errorf("duplicate key %q (%s) holds image references: the images of every occurrence are listed and rewritten, but a decoder keeps only one of them", dk.key, where)})
+		what := "holds image references: the images of every occurrence are listed and rewritten"
+		if dk.field.chart != nil {
+			what = "holds chart sources: every occurrence is listed and rewritten"
+		}
+		out = append(out, &Error{Location: loc, Err: fmt.Errorf("duplicate key %s (%s) %s, but a decoder keeps only one of them", bounded.Quote(dk.key), where, what)})
 	}
 	return out
 }

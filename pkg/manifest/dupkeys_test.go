@@ -3,6 +3,7 @@ package manifest
 import (
 	"bytes"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 
@@ -158,3 +159,127 @@ func checkWarnings(t *testing.T, got, want []string) {
 }
 
 var linesRE = regexp.MustCompile(` \(lines [0-9, ]+\)`)
+
+// dupChartCases are GitOps chart sources with a duplicated key: every
+// occurrence is listed and rewritten, and the key reported as a duplicate
+// image key is (issue 29, item 4).
+var dupChartCases = []struct {
+	name, in string
+	// sources are the chart sources as written, each rewritten once;
+	// warning is a substring of the one warning.
+	sources []string
+	warning string
+}{
+	{
+		name: "Flux HelmRepository url",
+		in: "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata: {name: r, namespace: flux-system}\nspec:\n" +
+			"  interval: 5m\n  url: https://charts.example.com/a\n  url: https://charts.example.com/b\n",
+		sources: []string{"https://charts.example.com/a", "https://charts.example.com/b"},
+		warning: `in.yaml:7: HelmRepository flux-system/r: spec.url: duplicate key "url" (lines 6, 7) holds chart sources`,
+	},
+	{
+		name: "Flux OCIRepository of a chart url, in a flow map",
+		in: "apiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata: {name: o, namespace: apps}\n" +
+			"spec: {layerSelector: {mediaType: application/vnd.cncf.helm.chart.content.v1.tar+gzip}, url: oci://ghcr.io/a/podinfo, url: oci://quay.io/b/podinfo, ref: {tag: 6.5.4}}\n",
+		sources: []string{"oci://ghcr.io/a/podinfo", "oci://quay.io/b/podinfo"},
+		warning: `in.yaml:4: OCIRepository apps/o: spec.url: duplicate key "url" (lines 4, 4) holds chart sources`,
+	},
+	{
+		name: "Flux HelmRelease chart template url",
+		in: "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: h, namespace: apps}\nspec:\n  chart:\n    kind: OCIRepository\n" +
+			"    spec:\n      url: oci://ghcr.io/a/podinfo\n      ref: {tag: 6.5.4}\n      url: oci://docker.io/b/podinfo\n",
+		sources: []string{"oci://ghcr.io/a/podinfo", "oci://docker.io/b/podinfo"},
+		warning: `in.yaml:10: HelmRelease apps/h: spec.chart.spec.url: duplicate key "url" (lines 8, 10) holds chart sources`,
+	},
+	{
+		name: "Argo CD Application repoURL",
+		in: "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a, namespace: argocd}\nspec:\n  source:\n" +
+			"    repoURL: https://charts.example.com/a\n    chart: podinfo\n    targetRevision: 6.5.4\n    repoURL: https://charts.example.com/b\n",
+		sources: []string{"https://charts.example.com/a", "https://charts.example.com/b"},
+		warning: `in.yaml:9: Application argocd/a: spec.source.repoURL: duplicate key "repoURL" (lines 6, 9) holds chart sources`,
+	},
+	{
+		name: "Argo CD Application sources item repoURL",
+		in: "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a, namespace: argocd}\nspec:\n  sources:\n" +
+			"  - {repoURL: https://github.com/x/values.git, ref: values}\n  - {repoURL: 'https://charts.example.com/a', chart: podinfo, repoURL: \"https://charts.example.com/b\"}\n",
+		sources: []string{"https://charts.example.com/a", "https://charts.example.com/b"},
+		warning: `in.yaml:7: Application argocd/a: spec.sources[1].repoURL: duplicate key "repoURL" (lines 7, 7) holds chart sources`,
+	},
+	{
+		name: "Argo CD ApplicationSet template repoURL",
+		in: "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: s, namespace: argocd}\nspec:\n  template:\n    spec:\n      source:\n" +
+			"        repoURL: https://charts.example.com/a\n        repoURL: https://charts.example.com/b\n        chart: podinfo\n",
+		sources: []string{"https://charts.example.com/a", "https://charts.example.com/b"},
+		warning: `in.yaml:9: ApplicationSet argocd/s: spec.template.spec.source.repoURL: duplicate key "repoURL" (lines 8, 9) holds chart sources`,
+	},
+	{
+		name: "Argo CD Application duplicate source",
+		in: "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a, namespace: argocd}\nspec:\n" +
+			"  source: {repoURL: https://charts.example.com/a, chart: podinfo}\n  source: {repoURL: https://charts.example.com/b, chart: podinfo}\n",
+		sources: []string{"https://charts.example.com/a", "https://charts.example.com/b"},
+		warning: `in.yaml:6: Application argocd/a: spec.source: duplicate key "source" (lines 5, 6) holds chart sources`,
+	},
+}
+
+// TestDuplicateChartKeys: in the stream and through the kio filter, each
+// value of a duplicated chart source key is rewritten, and one warning
+// names the key; a Flux HelmRepository gets one spec.type for its map.
+func TestDuplicateChartKeys(t *testing.T) {
+	for _, tt := range dupChartCases {
+		for _, path := range []string{"stream", "filter"} {
+			t.Run(tt.name+"/"+path, func(t *testing.T) {
+				var warns []string
+				rw, err := New(rewrite.Config{}, WithWarnings(func(err error) { warns = append(warns, err.Error()) }))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var out []byte
+				if path == "stream" {
+					out, err = rw.RewriteBytes([]byte(tt.in), "in.yaml")
+				} else {
+					var b bytes.Buffer
+					err = rewriteNodes(rw, tt.in, &b)
+					out = b.Bytes()
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				var sources []string
+				for _, c := range rw.Charts() {
+					for range c.Locations {
+						sources = append(sources, c.Source)
+					}
+					if c.Action != rewrite.Rewritten {
+						t.Errorf("%s: %s", c.Source, c.Action)
+					}
+				}
+				sort.Strings(sources)
+				want := append([]string(nil), tt.sources...)
+				sort.Strings(want)
+				if strings.Join(sources, " ") != strings.Join(want, " ") {
+					t.Errorf("chart sources %q, want %q", sources, want)
+				}
+				for _, s := range tt.sources {
+					if bytes.Contains(out, []byte(s)) {
+						t.Errorf("%s left as written:\n%s", s, out)
+					}
+				}
+				if n := bytes.Count(out, []byte("sea.hub:5000/charts")); n != len(tt.sources) {
+					t.Errorf("%d sources rewritten, want %d:\n%s", n, len(tt.sources), out)
+				}
+				if n := bytes.Count(out, []byte("type: oci")); strings.Contains(tt.in, "HelmRepository") && n != 1 {
+					t.Errorf("spec.type written %d times:\n%s", n, out)
+				}
+				w := tt.warning
+				if path == "filter" {
+					_, rest, _ := strings.Cut(w, ": ")
+					w = linesRE.ReplaceAllString(rest, "")
+					for i := range warns {
+						warns[i] = linesRE.ReplaceAllString(warns[i], "")
+					}
+				}
+				checkWarnings(t, warns, []string{w})
+			})
+		}
+	}
+}

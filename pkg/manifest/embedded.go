@@ -28,8 +28,10 @@ import (
 //
 // and it is an image reference:
 //   - it consists only of the bytes a reference can hold
-//     (A-Z a-z 0-9 . _ - / : @), so URLs with query strings, patterns with
-//     "*" (Kyverno's "registry/*") and text are never candidates;
+//     (A-Z a-z 0-9 . _ - / : @, and the brackets of an IPv6 registry host
+//     that starts it: "[fd00::1]:5000/x:1"), so URLs with query strings,
+//     patterns with "*" (Kyverno's "registry/*") and text are never
+//     candidates;
 //   - it is not an URL ("://"), a path (leading "/" or "."), a bare digest
 //     ("sha256:...") or a host:port address (no "/" and a host with a dot,
 //     "localhost", or a numeric port of 4 or more digits);
@@ -296,7 +298,22 @@ func isCandidate(v string, ctx bool) bool {
 	if v == "" || len(v) > maxToken {
 		return false
 	}
-	for i := 0; i < len(v); i++ {
+	from := 0
+	if v[0] == '[' {
+		// A bracketed IPv6 registry host ("[fd00::1]:5000/x:1"): the
+		// brackets hold the address, before the first "/".
+		end := strings.IndexByte(v, ']')
+		if end < 0 || strings.IndexByte(v, '/') < end || strings.ContainsAny(v[1:end], "[/") {
+			return false
+		}
+		for i := 1; i < end; i++ {
+			if c := v[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' || c == ':' || c == '.') {
+				return false
+			}
+		}
+		from = end + 1
+	}
+	for i := from; i < len(v); i++ {
 		if !isRefByte(v[i]) {
 			return false
 		}

@@ -74,6 +74,16 @@ func TestIsCandidate(t *testing.T) {
 		{"busybox:1.36", false, true},
 		{"registry:2", false, true},
 		{"quay.io/prometheus/prometheus", false, true},
+		// IPv6 registry hosts (issue 29: an IPv6 target writes them).
+		{"[fd00::1]:5000/team/app:1", true, true},
+		{"[::1]/app@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", true, true},
+		{"[::1]:5000/app", false, true},
+		{"[::1]:5000", false, false},
+		{"[::g]:5000/app:1", false, false},
+		{"[1::2::3]/app:1", false, false},
+		{"[::1]/[x]:1", false, false},
+		{"a[::1]/app:1", false, false},
+		{"[::1/app]:1", false, false},
 		// Not images, anywhere.
 		{"https://quay.io/org/app:1", false, false},
 		{"http://127.0.0.1:8080/", false, false},

@@ -119,7 +119,9 @@ func TestHostile(t *testing.T) {
 		{"alias bomb", aliasBomb(40), ""},
 		{"100000 levels of flow nesting", hostileDeepFlow, "in.yaml:3: malformed YAML: exceeded max depth of 10000"},
 		{"100000 levels of block nesting", hostileDeepBlock, "in.yaml:3: malformed YAML: exceeded max depth of 10000"},
-		{"multi-megabyte scalars", bigScalar, `in.yaml:13: Pod ns/p: spec.containers[0].image: invalid image reference "` + big + `": repository must be between 1 and 255 characters in length: ` + big},
+		// Issue 29, item 12: the message shows the value cut, with its
+		// size; the error's data keeps it whole (checkBigError).
+		{"multi-megabyte scalars", bigScalar, `in.yaml:13: Pod ns/p: spec.containers[0].image: invalid image reference "` + big[:512] + `"…(4194304 bytes): repository must be between 1 and 255 characters in length: ` + big[:512] + `…(4194304 bytes)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -144,7 +146,7 @@ func TestHostile(t *testing.T) {
 
 // checkBigError checks the multi-megabyte error part by part: one *Error
 // naming the file, line, object and field, wrapping the invalid reference
-// whole.
+// whole (its message is cut: at most 2 KB).
 func checkBigError(t *testing.T, err error, big string) {
 	t.Helper()
 	var e *Error
@@ -159,8 +161,11 @@ func checkBigError(t *testing.T, err error, big string) {
 		got.Value = fmt.Sprintf("<%d bytes>", len(got.Value))
 		t.Errorf("location %#v, want %#v", got, want)
 	}
-	if ie.Value != big || ie.Reason != "repository must be between 1 and 255 characters in length: "+big || ie.Hint != "" {
+	if ie.Value != big || ie.Reason != "repository must be between 1 and 255 characters in length: "+big[:512]+"…(4194304 bytes)" || ie.Hint != "" {
 		t.Errorf("invalid reference: value %d bytes, reason %.100q, hint %q", len(ie.Value), ie.Reason, ie.Hint)
+	}
+	if n := len(err.Error()); n > 2<<10 {
+		t.Errorf("the message has %d bytes", n)
 	}
 }
 

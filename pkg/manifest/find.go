@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/rehost/rehost/internal/bounded"
 	"github.com/rehost/rehost/pkg/rewrite"
 	"go.yaml.in/yaml/v3"
 )
@@ -873,7 +874,7 @@ func compositeID(obj, m *yaml.Node, c composite) (id, why string) {
 		}
 		for _, not := range c.NotTags {
 			if t == not {
-				return "", fmt.Sprintf("%s is %q: the operator picks the tag", pathString(p), t)
+				return "", fmt.Sprintf("%s is %s: the operator picks the tag", pathString(p), bounded.Quote(t))
 			}
 		}
 		if c.algorithm != nil {

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rehost/rehost/internal/bounded"
 	"github.com/rehost/rehost/pkg/rewrite"
 	"go.yaml.in/yaml/v3"
 )
@@ -206,24 +207,33 @@ type chartSkip struct {
 	why string
 }
 
-// chartSource adds the chart source of entry c in map m, if m is one.
+// chartSource adds the chart sources of entry c in map m, if m is one: a
+// URL key written more than once gives a source per value, each rewritten
+// (a decoder keeps one of them, which one depends on the decoder), and
+// the duplicate key is reported as duplicate image keys are (dupkeys.go).
 func (w *walker) chartSource(m *yaml.Node, c chartEntry) {
-	raw := lookupRaw(m, c.url)
-	if isEmpty(resolve(raw)) {
+	var urls []*yaml.Node
+	eachRaw(m, c.url, func(raw *yaml.Node) {
+		if !isEmpty(resolve(raw)) {
+			urls = append(urls, raw)
+		}
+	})
+	if len(urls) == 0 {
 		return
 	}
 	for _, cond := range c.cond {
 		v := scalar(lookupPath(m, cond.path))
 		if v == "" || cond.value != "" && v != cond.value {
-			if u := resolve(raw); c.Artifacts && isString(u) && strings.HasPrefix(u.Value, "oci://") {
-				key := pathString(cond.path)
-				w.chartSkips = append(w.chartSkips, chartSkip{w.field(raw, pathSegments(c.url)...), fmt.Sprintf("an OCI source without %s is an artifact rehost does not map (a Helm chart read with path, or plain manifests); copy it to the target registry and point the source there, or name the chart with %s and its repository", key, key)})
+			for _, raw := range urls {
+				if u := resolve(raw); c.Artifacts && isString(u) && strings.HasPrefix(u.Value, "oci://") {
+					key := pathString(cond.path)
+					w.chartSkips = append(w.chartSkips, chartSkip{w.field(raw, pathSegments(c.url)...), fmt.Sprintf("an OCI source without %s is an artifact rehost does not map (a Helm chart read with path, or plain manifests); copy it to the target registry and point the source there, or name the chart with %s and its repository", key, key)})
+				}
 			}
 			return
 		}
 	}
-	f := w.field(raw, pathSegments(c.url)...)
-	spec := &chartSpec{form: c.Form}
+	spec := chartSpec{form: c.Form}
 	if c.chart != nil {
 		spec.chart = scalar(lookupPath(m, c.chart))
 	}
@@ -232,16 +242,6 @@ func (w *walker) chartSource(m *yaml.Node, c chartEntry) {
 			spec.version = v
 			break
 		}
-	}
-	if c.Type != "" {
-		var tf Field
-		if v := get(m, c.Type); v != nil {
-			tf = w.field(v, c.Type)
-		} else {
-			tf = w.field(m)
-			tf.Path, tf.Add = w.pathString(c.Type), []string{c.Type}
-		}
-		spec.typ = &tf
 	}
 	for _, cv := range c.caveats {
 		v := lookupPath(m, cv.path)
@@ -256,8 +256,40 @@ func (w *walker) chartSource(m *yaml.Node, c chartEntry) {
 			spec.caveats = append(spec.caveats, fmt.Sprintf("%s is set: %s", pathString(cv.path), cv.Why))
 		}
 	}
-	f.chart = spec
-	w.charts = append(w.charts, f)
+	for i, raw := range urls {
+		f := w.field(raw, pathSegments(c.url)...)
+		sp := spec
+		if c.Type != "" && i == 0 {
+			// The map's type is set (or added) once, with its first URL.
+			var tf Field
+			if v := get(m, c.Type); v != nil {
+				tf = w.field(v, c.Type)
+			} else {
+				tf = w.field(m)
+				tf.Path, tf.Add = w.pathString(c.Type), []string{c.Type}
+			}
+			sp.typ = &tf
+		}
+		f.chart = &sp
+		w.charts = append(w.charts, f)
+	}
+}
+
+// eachRaw calls fn with every value at path p below map m, through every
+// value of a duplicated key, the last one not resolved (an alias stays an
+// alias, for the place of a field).
+func eachRaw(m *yaml.Node, p rewrite.FieldPath, fn func(raw *yaml.Node)) {
+	m = resolve(m)
+	if len(p) == 0 || p[0].Each || m == nil || m.Kind != yaml.MappingNode {
+		return
+	}
+	eachValue(m, p[0].Key, func(v *yaml.Node) {
+		if len(p) == 1 {
+			fn(v)
+			return
+		}
+		eachRaw(v, p[1:], fn)
+	})
 }
 
 // withoutChartURLs drops the image fields whose node is the URL of a chart
@@ -369,7 +401,7 @@ func (rw *Rewriter) mapCharts(cs []Field, skips []chartSkip, where func(Field) r
 	for _, s := range skips {
 		loc := where(s.Field)
 		loc.Value = s.Value
-		res.warns = append(res.warns, &Error{Location: loc, Err: fmt.Errorf("chart source %s left as written: %s", s.Value, s.why)})
+		res.warns = append(res.warns, &Error{Location: loc, Err: fmt.Errorf("chart source %s left as written: %s", bounded.Word(s.Value), s.why)})
 	}
 	for _, f := range cs {
 		loc := where(f)
@@ -389,7 +421,7 @@ func (rw *Rewriter) mapCharts(cs []Field, skips []chartSkip, where func(Field) r
 		}
 		loc.Value = f.Value
 		if isTemplate(f.Value) {
-			res.warns = append(res.warns, &Error{Location: loc, Err: fmt.Errorf("chart source %s left as written: a template or a variable, which rehost cannot map; write the repository, or map it where the value is set", f.Value)})
+			res.warns = append(res.warns, &Error{Location: loc, Err: fmt.Errorf("chart source %s left as written: a template or a variable, which rehost cannot map; write the repository, or map it where the value is set", bounded.Word(f.Value))})
 			continue
 		}
 		m, err := rw.mapper.MapChart(f.Value, spec.form)
@@ -420,7 +452,7 @@ func (rw *Rewriter) mapCharts(cs []Field, skips []chartSkip, where func(Field) r
 				default:
 					tl := where(*t)
 					tl.Value = scalar(t.Node)
-					failAt(tl, fmt.Errorf("chart source %s not rewritten: %s %s, want default or oci", f.Value, t.Path, describe(t.Node)))
+					failAt(tl, fmt.Errorf("chart source %s not rewritten: %s %s, want default or oci", bounded.Word(f.Value), bounded.Cut(t.Path, bounded.MaxQuoted), describe(t.Node)))
 					edits = nil
 				}
 			}
@@ -428,7 +460,7 @@ func (rw *Rewriter) mapCharts(cs []Field, skips []chartSkip, where func(Field) r
 				continue
 			}
 			for _, c := range spec.caveats {
-				res.warns = append(res.warns, &Error{Location: loc, Err: fmt.Errorf("chart source rewritten to %s, but %s", m.Target, c)})
+				res.warns = append(res.warns, &Error{Location: loc, Err: fmt.Errorf("chart source rewritten to %s, but %s", bounded.Word(m.Target), c)})
 			}
 		}
 		*ms = append(*ms, edits...)

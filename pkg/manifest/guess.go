@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rehost/rehost/internal/bounded"
 	"github.com/rehost/rehost/pkg/rewrite"
 	"go.yaml.in/yaml/v3"
 )
@@ -37,6 +38,9 @@ import (
 //     is the version or tag key beside it (the Prometheus and TiDB
 //     operators' shape); without one the operator picks the tag, and the
 //     image is rewritten but not listed, with a warning;
+//   - a digest alone ("sha256:<hex>") and a registry address without a
+//     repository ("localhost:5000") are not images either: left as
+//     written with a warning;
 //   - null, booleans, numbers, lists, other maps, patterns ("*", "?") and
 //     the kind's known placeholders are not images, silently; a map holding
 //     pool or monitors beside image is a Ceph RBD disk, not an image.
@@ -204,6 +208,12 @@ func (w *walker) guessField(m *yaml.Node, k string, raw *yaml.Node) {
 	f.Guessed = true
 	ref, err := rewrite.ParseRef(v.Value)
 	switch {
+	case isBareDigest(v.Value):
+		w.skipped = append(w.skipped, guessSkip{Field: f, why: "a digest alone, not an image reference"})
+		return
+	case isBareHostPort(v.Value):
+		w.skipped = append(w.skipped, guessSkip{Field: f, why: "a registry address (host:port), not an image reference"})
+		return
 	case err != nil:
 		w.skipped = append(w.skipped, guessSkip{Field: f, why: err.Error()})
 		return
@@ -224,6 +234,31 @@ func (w *walker) guessField(m *yaml.Node, k string, raw *yaml.Node) {
 		return
 	}
 	w.guessed = append(w.guessed, f)
+}
+
+// isBareDigest reports whether v is a digest without a repository
+// ("sha256:<hex>"), which ParseRef reads as an image sha256 with the hex
+// as its tag.
+func isBareDigest(v string) bool {
+	alg, _, ok := strings.Cut(v, ":")
+	return ok && !strings.ContainsAny(v, "/@") && (alg == "sha256" || alg == "sha384" || alg == "sha512")
+}
+
+// isBareHostPort reports whether v is a registry address without a
+// repository ("localhost:5000", "registry.example.com:5000"), which
+// ParseRef reads as an image with the port as its tag: no "/", a host
+// that is localhost or holds a ".", and a numeric port.
+func isBareHostPort(v string) bool {
+	host, port, ok := strings.Cut(v, ":")
+	if !ok || port == "" || len(port) > 5 || strings.ContainsAny(v, "/@") || !(host == "localhost" || strings.Contains(host, ".")) {
+		return false
+	}
+	for i := 0; i < len(port); i++ {
+		if port[i] < '0' || port[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // containerKeys are keys of a container that say, beside an image key,
@@ -363,7 +398,7 @@ func (t *guessTally) add(l rewrite.Location) {
 	if t.fields == nil {
 		t.fields = map[string]bool{}
 	}
-	t.fields[joinNonEmpty(l.Kind, listIndex.ReplaceAllString(l.Field, "[]"))] = true
+	t.fields[bounded.Cut(joinNonEmpty(l.Kind, listIndex.ReplaceAllString(l.Field, "[]")), bounded.MaxQuoted)] = true
 }
 
 // warning is the run's warning, nil when nothing was guessed.

@@ -96,6 +96,30 @@ func TestGuessedImages(t *testing.T) {
 				"nginx:1.27", "sea.hub:5000/library/nginx:1.27"},
 		},
 		{
+			// Issue 29, item 11: ParseRef reads them as docker.io/library
+			// images with a tag.
+			name: "a digest alone and a registry address: warnings, left as written",
+			in: guessWidget + `spec:
+  image: ` + digest + `
+  cacheImage: localhost:5000
+  mirrorImage: "registry.example.com:5000"
+  pull:
+    image: sha512:` + strings.Repeat("f", 128) + `
+    imagePullPolicy: Always
+  keep:
+    image: redis:6379
+    tagImage: nginx:1.27
+`,
+			want: []string{"?spec.keep.image=docker.io/library/redis:6379", "?spec.keep.tagImage=docker.io/library/nginx:1.27"},
+			warns: []string{
+				`in.yaml:5: Widget w: spec.image: "` + digest + `" left as written: a digest alone, not an image reference`,
+				`in.yaml:6: Widget w: spec.cacheImage: "localhost:5000" left as written: a registry address (host:port), not an image reference`,
+				`in.yaml:7: Widget w: spec.mirrorImage: "registry.example.com:5000" left as written: a registry address`,
+				`in.yaml:9: Widget w: spec.pull.image: "sha512:`,
+			},
+			repl: []string{"redis:6379", "sea.hub:5000/library/redis:6379", "nginx:1.27", "sea.hub:5000/library/nginx:1.27"},
+		},
+		{
 			name: "keys that do not name an image",
 			in: guessWidget + `spec:
   imagePullPolicy: Always

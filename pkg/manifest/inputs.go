@@ -22,6 +22,11 @@ type Input struct {
 	// Rel is Path relative to the argument it was found under (the base name
 	// for a file argument): the path of its output under --output-dir.
 	Rel string
+	// Dir is the directory Rel is relative to: the directory given, or the
+	// one holding a file (or a chart directory) given; "" for standard
+	// input and fetched charts. An output directory that is Dir would
+	// write the input's output over it (see ForOutputDir).
+	Dir string
 	// Chart marks a Helm chart directory or packaged chart.
 	Chart bool
 	// ImageList marks a hand-kept image list (a file named imageList):
@@ -108,7 +113,7 @@ func Expand(paths []string) (*Expanded, error) {
 			return nil, err
 		}
 		if !st.IsDir() {
-			e.Inputs = append(e.Inputs, Input{Path: p, Rel: filepath.Base(p), Chart: isPackagedChart(p), ImageList: filepath.Base(p) == ImageListName})
+			e.Inputs = append(e.Inputs, Input{Path: p, Rel: filepath.Base(p), Dir: filepath.Dir(p), Chart: isPackagedChart(p), ImageList: filepath.Base(p) == ImageListName})
 			continue
 		}
 		if err := e.walk(p); err != nil {
@@ -151,23 +156,24 @@ func (e *Expanded) walk(p string) error {
 				if _, err := safefile.CheckLinks(path); err != nil {
 					return fmt.Errorf("chart %s: %w", path, err)
 				}
+				dir := p
 				if rel == "." {
-					rel = filepath.Base(filepath.Clean(p))
+					rel, dir = filepath.Base(filepath.Clean(p)), filepath.Dir(filepath.Clean(p))
 				}
-				e.Inputs = append(e.Inputs, Input{Path: path, Rel: rel, Chart: true})
+				e.Inputs = append(e.Inputs, Input{Path: path, Rel: rel, Dir: dir, Chart: true})
 				return filepath.SkipDir
 			}
 			return nil
 		}
 		switch {
 		case d.Name() == ImageListName:
-			e.Inputs = append(e.Inputs, Input{Path: path, Rel: rel, ImageList: true})
+			e.Inputs = append(e.Inputs, Input{Path: path, Rel: rel, Dir: p, ImageList: true})
 		case manifestExts[strings.ToLower(filepath.Ext(path))]:
-			e.Inputs = append(e.Inputs, Input{Path: path, Rel: rel})
+			e.Inputs = append(e.Inputs, Input{Path: path, Rel: rel, Dir: p})
 		case isPackagedChart(path):
-			e.Inputs = append(e.Inputs, Input{Path: path, Rel: rel, Chart: true})
+			e.Inputs = append(e.Inputs, Input{Path: path, Rel: rel, Dir: p, Chart: true})
 		default:
-			e.Others = append(e.Others, Input{Path: path, Rel: rel})
+			e.Others = append(e.Others, Input{Path: path, Rel: rel, Dir: p})
 		}
 		return nil
 	})
@@ -180,4 +186,102 @@ func isChartDir(dir string) bool {
 
 func isPackagedChart(path string) bool {
 	return strings.HasSuffix(path, ".tgz") || strings.HasSuffix(path, ".tar.gz")
+}
+
+// OutputDirError reports an output directory that is the directory an
+// input was found in: writing the input's output there would replace the
+// input (rewriting files where they are is --in-place's job).
+type OutputDirError struct {
+	// Dir is the output directory, Input the input it would replace.
+	Dir, Input string
+}
+
+func (e *OutputDirError) Error() string {
+	return fmt.Sprintf("output directory %s is the directory of the input %s: its output would replace it", e.Dir, e.Input)
+}
+
+// ForOutputDir prepares the inputs for writing their outputs under dir, at
+// their Rel paths: an input whose output would replace it (dir is its Dir)
+// is an *OutputDirError; the files below dir, when dir is inside a
+// directory given (out/ in app/), are left out of the inputs and of the
+// other files, so that a run never reads its own earlier output. A dir
+// that does not exist yet holds nothing to leave out.
+func (e *Expanded) ForOutputDir(dir string) error {
+	out, err := realPath(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	real := map[string]string{} // directory -> its real path, "" when unknown
+	resolve := func(d string) string {
+		r, ok := real[d]
+		if !ok {
+			r, _ = realPath(d)
+			real[d] = r
+		}
+		return r
+	}
+	keep := func(in Input) (bool, error) {
+		if in.Dir == "" {
+			return true, nil
+		}
+		root := resolve(in.Dir)
+		switch {
+		case root == "":
+			return true, nil
+		case root == out:
+			return false, &OutputDirError{Dir: dir, Input: in.Path}
+		case within(out, root):
+			// The output directory is inside the directory given: what
+			// is below it is an earlier output.
+			if d := resolve(filepath.Dir(in.Path)); d == out || within(d, out) {
+				return false, nil
+			}
+		}
+		return true, nil
+	}
+	filter := func(ins []Input) ([]Input, error) {
+		kept := ins[:0]
+		for _, in := range ins {
+			ok, err := keep(in)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				kept = append(kept, in)
+			}
+		}
+		return kept, nil
+	}
+	if e.Inputs, err = filter(e.Inputs); err != nil {
+		return err
+	}
+	if e.Others, err = filter(e.Others); err != nil {
+		return err
+	}
+	links := e.Links[:0]
+	for _, l := range e.Links {
+		if d := resolve(filepath.Dir(l.Path)); d != out && !within(d, out) {
+			links = append(links, l)
+		}
+	}
+	e.Links = links
+	return nil
+}
+
+// realPath is p absolute, with symbolic links resolved.
+func realPath(p string) (string, error) {
+	a, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(a)
+}
+
+// within reports whether path p is strictly below directory d (both
+// cleaned and absolute).
+func within(p, d string) bool {
+	return strings.HasPrefix(p, d) && len(p) > len(d) && (p[len(d)] == filepath.Separator || strings.HasSuffix(d, string(filepath.Separator)))
 }

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -28,18 +29,18 @@ func TestExpandPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Input{
-		{Path: j("Chart.yaml", "inside.yaml"), Rel: filepath.Join("Chart.yaml", "inside.yaml")},
-		{Path: j("a.YML"), Rel: "a.YML"},
-		{Path: j("b.yaml"), Rel: "b.yaml"},
-		{Path: j("c.json"), Rel: "c.json"},
-		{Path: j("chart"), Rel: "chart", Chart: true},
-		{Path: j("old-1.0.0.tar.gz"), Rel: "old-1.0.0.tar.gz", Chart: true},
-		{Path: j("pkg-1.0.0.tgz"), Rel: "pkg-1.0.0.tgz", Chart: true},
-		{Path: j("sub", ".f.yaml"), Rel: filepath.Join("sub", ".f.yaml")},
-		{Path: j("sub", "d.yaml"), Rel: filepath.Join("sub", "d.yaml")},
+		{Path: j("Chart.yaml", "inside.yaml"), Rel: filepath.Join("Chart.yaml", "inside.yaml"), Dir: dir},
+		{Path: j("a.YML"), Rel: "a.YML", Dir: dir},
+		{Path: j("b.yaml"), Rel: "b.yaml", Dir: dir},
+		{Path: j("c.json"), Rel: "c.json", Dir: dir},
+		{Path: j("chart"), Rel: "chart", Dir: dir, Chart: true},
+		{Path: j("old-1.0.0.tar.gz"), Rel: "old-1.0.0.tar.gz", Dir: dir, Chart: true},
+		{Path: j("pkg-1.0.0.tgz"), Rel: "pkg-1.0.0.tgz", Dir: dir, Chart: true},
+		{Path: j("sub", ".f.yaml"), Rel: filepath.Join("sub", ".f.yaml"), Dir: dir},
+		{Path: j("sub", "d.yaml"), Rel: filepath.Join("sub", "d.yaml"), Dir: dir},
 		{Path: "-", Rel: "stdin.yaml"},
-		{Path: j("b.yaml"), Rel: "b.yaml"},
-		{Path: j("chart"), Rel: "chart", Chart: true},
+		{Path: j("b.yaml"), Rel: "b.yaml", Dir: dir},
+		{Path: j("chart"), Rel: "chart", Dir: dir, Chart: true},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("ExpandPaths:\n got %+v\nwant %+v", got, want)
@@ -53,7 +54,7 @@ func TestExpandPaths(t *testing.T) {
 	if _, err := ExpandPaths([]string{j("missing.yaml")}); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
 		t.Errorf("missing file: %v", err)
 	}
-	if got, err := ExpandPaths([]string{j(".hidden")}); err != nil || !reflect.DeepEqual(got, []Input{{Path: j(".hidden", "e.yaml"), Rel: "e.yaml"}}) {
+	if got, err := ExpandPaths([]string{j(".hidden")}); err != nil || !reflect.DeepEqual(got, []Input{{Path: j(".hidden", "e.yaml"), Rel: "e.yaml", Dir: j(".hidden")}}) {
 		t.Errorf("a hidden directory given by name is walked: %+v, %v", got, err)
 	}
 	empty := t.TempDir()
@@ -143,5 +144,75 @@ func TestExpandOthersAndLinks(t *testing.T) {
 	}
 	if got, err := ExpandPaths([]string{via + "/", via, secret}); err != nil || len(got) != 11 || got[2].Path != filepath.Join(via, "pod.yaml") || got[10].Path != secret {
 		t.Errorf("a link given: %+v, %v", got, err)
+	}
+}
+
+// TestForOutputDir (issue 29, item 13): an output directory inside a
+// directory given leaves its earlier output out of the inputs and the
+// other files; an output directory that is the directory of an input (the
+// directory given, or the one holding a file given) is an
+// *OutputDirError; one that does not exist yet, or that holds the
+// directory given, changes nothing.
+func TestForOutputDir(t *testing.T) {
+	dir := t.TempDir()
+	app := filepath.Join(dir, "app")
+	for _, f := range []string{"a.yaml", "sub/b.yaml", "Kubefile", "out/a.yaml", "out/sub/b.yaml", "out/Kubefile", "out/imageList"} {
+		p := filepath.Join(app, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(filepath.Join(app, "out"), filepath.Join(dir, "link-to-out")); err != nil {
+		t.Fatal(err)
+	}
+	paths := func(ins []Input) []string {
+		var out []string
+		for _, in := range ins {
+			out = append(out, in.Rel)
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		name        string
+		args        []string
+		out         string
+		inputs      []string
+		others      []string
+		replaceFile string // the input an *OutputDirError names
+	}{
+		{"inside the directory given", []string{app}, filepath.Join(app, "out"), []string{"a.yaml", "sub/b.yaml"}, []string{"Kubefile"}, ""},
+		{"inside, through a link", []string{app}, filepath.Join(dir, "link-to-out"), []string{"a.yaml", "sub/b.yaml"}, []string{"Kubefile"}, ""},
+		{"inside, not there yet", []string{app}, filepath.Join(app, "new"), []string{"a.yaml", "out/a.yaml", "out/imageList", "out/sub/b.yaml", "sub/b.yaml"}, []string{"Kubefile", "out/Kubefile"}, ""},
+		{"the directory given", []string{app}, app, nil, nil, filepath.Join(app, "a.yaml")},
+		{"the directory given, spelled otherwise", []string{app}, filepath.Join(app, "sub", ".."), nil, nil, filepath.Join(app, "a.yaml")},
+		{"the directory of a file given", []string{filepath.Join(app, "sub", "b.yaml")}, filepath.Join(app, "sub"), nil, nil, filepath.Join(app, "sub", "b.yaml")},
+		{"a directory given inside it", []string{filepath.Join(app, "out")}, app, []string{"a.yaml", "imageList", "sub/b.yaml"}, []string{"Kubefile"}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e, err := Expand(tt.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = e.ForOutputDir(tt.out)
+			if tt.replaceFile != "" {
+				var oe *OutputDirError
+				if !errors.As(err, &oe) || oe.Input != tt.replaceFile || oe.Dir != tt.out {
+					t.Errorf("err = %v, want an *OutputDirError naming %s", err, tt.replaceFile)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := paths(e.Inputs); strings.Join(got, " ") != strings.Join(tt.inputs, " ") {
+				t.Errorf("inputs %q, want %q", got, tt.inputs)
+			}
+			if got := paths(e.Others); strings.Join(got, " ") != strings.Join(tt.others, " ") {
+				t.Errorf("others %q, want %q", got, tt.others)
+			}
+		})
 	}
 }

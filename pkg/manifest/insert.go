@@ -140,7 +140,7 @@ func blockKeys(keys []string, value, indent, nl string, inline bool) string {
 		}
 		b.WriteString(k + ":")
 		if i == len(keys)-1 {
-			b.WriteString(" " + value)
+			b.WriteString(" " + scalarText(value, 0, false))
 		}
 		b.WriteString(nl)
 	}
@@ -150,15 +150,20 @@ func blockKeys(keys []string, value, indent, nl string, inline bool) string {
 	return b.String()
 }
 
-// flowKeys is "key: {key: value}", or its JSON form.
+// flowKeys is "key: {key: value}", or its JSON form; the value is a
+// scalar that reads back as value in a flow map (see scalarText).
 func flowKeys(keys []string, value string, json bool) string {
 	q := func(s string) string {
 		if json {
-			return `"` + s + `"`
+			return doubleQuoted(s)
 		}
 		return s
 	}
-	text := q(keys[len(keys)-1]) + ": " + q(value)
+	v := scalarText(value, 0, true)
+	if json {
+		v = doubleQuoted(value)
+	}
+	text := q(keys[len(keys)-1]) + ": " + v
 	for i := len(keys) - 2; i >= 0; i-- {
 		text = q(keys[i]) + ": {" + text + "}"
 	}

@@ -39,7 +39,7 @@ func (rw *Rewriter) RewriteNode(doc *yaml.Node, file string, lines bool) error {
 	rw.mapCharts(fd.charts, fd.chartSkips, where, &ms, &res)
 	res.notes = rw.notes(fd.notes, where)
 	res.warns = append(res.warns, skipWarnings(fd.skipped, where)...)
-	res.warns = append(res.warns, duplicateWarnings(doc, fd.fields, fd.emb, file, func(n *yaml.Node) int {
+	res.warns = append(res.warns, duplicateWarnings(doc, fd.fields, fd.emb, fd.charts, file, func(n *yaml.Node) int {
 		if lines {
 			return n.Line
 		}

@@ -3,6 +3,7 @@ package manifest
 import (
 	"fmt"
 
+	"github.com/rehost/rehost/internal/bounded"
 	"github.com/rehost/rehost/pkg/rewrite"
 )
 
@@ -32,7 +33,7 @@ func (s Setting) Message() string {
 	}
 	what := "added"
 	if s.Location.Value != "" {
-		what = fmt.Sprintf("set (was %q)", s.Location.Value)
+		what = fmt.Sprintf("set (was %s)", bounded.Quote(s.Location.Value))
 	}
 	loc := s.Location
 	loc.Field = ""

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/rehost/rehost/internal/bounded"
 	"github.com/rehost/rehost/pkg/rewrite"
 	"go.yaml.in/yaml/v3"
 )
@@ -107,6 +108,10 @@ type Rewriter struct {
 	lists int
 	// fullParse turns the fast path off: every document is parsed.
 	fullParse bool
+	// proof proves each rewritten document (spliceVerified); unverified
+	// turns it off, only for the benchmark that measures what it costs.
+	proof      prover
+	unverified bool
 	// listOnly: nothing is written, collisions are warnings (ListOnly).
 	listOnly bool
 }
@@ -494,7 +499,7 @@ func (rw *Rewriter) process(d document, name string, write bool) result {
 	rw.mapCharts(fd.charts, fd.chartSkips, where, &ms, &res)
 	res.notes = notes
 	res.warns = append(res.warns, skipped...)
-	res.warns = append(res.warns, duplicateWarnings(&root, fields, emb, name, func(n *yaml.Node) int { return d.line + n.Line - 1 })...)
+	res.warns = append(res.warns, duplicateWarnings(&root, fields, emb, fd.charts, name, func(n *yaml.Node) int { return d.line + n.Line - 1 })...)
 	if len(res.errs) > 0 {
 		return res
 	}
@@ -512,28 +517,41 @@ func (rw *Rewriter) process(d document, name string, write bool) result {
 		}
 	}
 	if len(edits) > 0 && write {
-		out, err := spliceVerified(d.data, &root, edits)
+		out, err := spliceVerified(d.data, &root, edits, rw.prover())
 		if err != nil && hasEmbedded(edits) {
 			// Never corrupt: leave the embedded references as written.
 			for i := range ms {
 				if ms[i].field.Embedded && ms[i].edit != nil && ms[i].edit.value != "" {
-					res.warns = append(res.warns, &Error{Location: ms[i].occ.Location, Err: fmt.Errorf("embedded image reference %s left as written: %w", ms[i].field.Value, err)})
+					res.warns = append(res.warns, &Error{Location: ms[i].occ.Location, Err: fmt.Errorf("embedded image reference %s left as written: %w", bounded.Word(ms[i].field.Value), err)})
 					ms[i].edit = nil
 				}
 			}
 			edits = withoutEmbedded(edits)
 			out, err = nil, nil
 			if len(edits) > 0 {
-				out, err = spliceVerified(d.data, &root, edits)
+				out, err = spliceVerified(d.data, &root, edits, rw.prover())
 			}
 		}
 		if err != nil {
-			res.errs = append(res.errs, &Error{Location: rewrite.Location{File: name, Line: d.line}, Err: err})
+			line := d.line
+			var ue *unsafeEditError
+			if errors.As(err, &ue) && ue.Line > 0 {
+				line += ue.Line - 1
+			}
+			res.errs = append(res.errs, &Error{Location: rewrite.Location{File: name, Line: line}, Err: err})
 		}
 		res.out = out
 	}
 	rw.finish(ms, &res)
 	return res
+}
+
+// prover is the Rewriter's prover, nil when the proof is off.
+func (rw *Rewriter) prover() *prover {
+	if rw.unverified {
+		return nil
+	}
+	return &rw.proof
 }
 
 // skipWarnings are the warnings about values under keys that name an
@@ -543,7 +561,7 @@ func skipWarnings(ss []guessSkip, where func(Field) rewrite.Location) []error {
 	for _, s := range ss {
 		loc := where(s.Field)
 		loc.Value = s.Value
-		out = append(out, &Error{Location: loc, Err: fmt.Errorf("%q left as written: %s; its key names an image, but it is not taken for one (write the reference in full, or list the field in imageFields)", s.Value, s.why)})
+		out = append(out, &Error{Location: loc, Err: fmt.Errorf("%s left as written: %s; its key names an image, but it is not taken for one (write the reference in full, or list the field in imageFields)", bounded.Quote(s.Value), s.why)})
 	}
 	return out
 }
@@ -630,7 +648,7 @@ func locateAll(d document, ms []mapped, res *result) {
 			if why == nil {
 				why = errors.New("not written verbatim in the file (escape sequences)")
 			}
-			why = fmt.Errorf("cannot rewrite %s in place: %w", m.field.Value, why)
+			why = fmt.Errorf("cannot rewrite %s in place: %w", bounded.Word(m.field.Value), why)
 			switch {
 			case m.field.Embedded:
 				res.warns = append(res.warns, &Error{Location: m.occ.Location, Err: fmt.Errorf("embedded image reference left as written: %w", why)})
@@ -720,17 +738,17 @@ func (rw *Rewriter) mapAll(fields, emb []Field, where func(Field) rewrite.Locati
 				// The registry part of registry/repository.
 				name := m.Target.RepositoryName()
 				if !strings.HasSuffix(name, f.Rest) {
-					res.errs = append(res.errs, &Error{Location: loc, Err: fmt.Errorf("cannot rewrite %s: its target %s does not end in its repository part %s", f.Ref, name, strings.TrimPrefix(f.Rest, "/"))})
+					res.errs = append(res.errs, &Error{Location: loc, Err: fmt.Errorf("cannot rewrite %s: its target %s does not end in its repository part %s", bounded.Word(f.Ref), bounded.Word(name), bounded.Word(strings.TrimPrefix(f.Rest, "/")))})
 					continue
 				}
 				e.value = strings.TrimSuffix(name, f.Rest)
 				if m.Target.Digest != m.Source.Digest {
-					res.warns = append(res.warns, &Error{Location: loc, Err: fmt.Errorf("pin of %s not written: its repository, tag and digest are separate fields here; set the digest in the resource", m.Source)})
+					res.warns = append(res.warns, &Error{Location: loc, Err: fmt.Errorf("pin of %s not written: its repository, tag and digest are separate fields here; set the digest in the resource", bounded.Word(m.Source.String()))})
 				}
 			case f.Ref != "":
 				e.value = m.Target.RepositoryName()
 				if m.Target.Digest != m.Source.Digest {
-					res.warns = append(res.warns, &Error{Location: loc, Err: fmt.Errorf("pin of %s not written: its repository, tag and digest are separate fields here; set the digest in the resource", m.Source)})
+					res.warns = append(res.warns, &Error{Location: loc, Err: fmt.Errorf("pin of %s not written: its repository, tag and digest are separate fields here; set the digest in the resource", bounded.Word(m.Source.String()))})
 				}
 			default:
 				e.value = m.Target.String()
@@ -742,11 +760,11 @@ func (rw *Rewriter) mapAll(fields, emb []Field, where func(Field) rewrite.Locati
 			// "--prometheus-default-base-image=quay.io/prometheus/prometheus":
 			// a repository its program adds the tag to.
 			mp.unlisted = true
-			res.warns = append(res.warns, &Error{Location: loc, Err: fmt.Errorf("embedded image reference %s has no tag or digest: rewritten, not listed (its program picks the tag); list the image in an imageList file so that it is mirrored", f.Value)})
+			res.warns = append(res.warns, &Error{Location: loc, Err: fmt.Errorf("embedded image reference %s has no tag or digest: rewritten, not listed (its program picks the tag); list the image in an imageList file so that it is mirrored", bounded.Word(f.Value))})
 		}
 		if f.Incomplete != "" {
 			mp.unlisted = true
-			res.warns = append(res.warns, &Error{Location: loc, Err: fmt.Errorf("image %s not listed: %s; list the image in an imageList file so that it is mirrored", m.Source, f.Incomplete)})
+			res.warns = append(res.warns, &Error{Location: loc, Err: fmt.Errorf("image %s not listed: %s; list the image in an imageList file so that it is mirrored", bounded.Word(m.Source.String()), f.Incomplete)})
 		}
 		ms = append(ms, mp)
 	}
@@ -768,7 +786,7 @@ func (rw *Rewriter) mapSetting(f *Field, loc rewrite.Location, ms *[]mapped, res
 	if f.Default {
 		what := "absent"
 		if f.Add == nil {
-			what = fmt.Sprintf("%q (the operator's default registries)", f.Value)
+			what = fmt.Sprintf("%s (the operator's default registries)", bounded.Quote(f.Value))
 		}
 		switch {
 		case rw.noAddRegistry:
@@ -805,7 +823,7 @@ func (rw *Rewriter) mapSetting(f *Field, loc rewrite.Location, ms *[]mapped, res
 	}
 	s.Target, s.Action = rm.Target, rm.Action
 	for _, n := range rm.Narrower {
-		res.warns = append(res.warns, &Error{Location: loc, Err: fmt.Errorf("exclusion %s is narrower than the registry setting %s: the operator pulls every image below it from %s all the same", n, f.Value, rm.Target)})
+		res.warns = append(res.warns, &Error{Location: loc, Err: fmt.Errorf("exclusion %s is narrower than the registry setting %s: the operator pulls every image below it from %s all the same", n, bounded.Word(f.Value), bounded.Word(rm.Target))})
 	}
 	mp := mapped{field: f, unlisted: true}
 	if rm.Action == rewrite.Rewritten {
@@ -1037,9 +1055,9 @@ func describe(n *yaml.Node) string {
 		if n.Tag == "!!null" {
 			return "got null"
 		}
-		return fmt.Sprintf("got %s %s", strings.TrimPrefix(n.Tag, "!!"), n.Value)
+		return fmt.Sprintf("got %s %s", strings.TrimPrefix(n.Tag, "!!"), bounded.Word(n.Value))
 	}
-	return "got " + n.Tag
+	return "got " + bounded.Word(n.Tag)
 }
 
 // Add maps an image that was found outside a manifest (a chart's image

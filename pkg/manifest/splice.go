@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/rehost/rehost/internal/bounded"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -34,17 +35,24 @@ type edit struct {
 var bom = []byte("\xef\xbb\xbf")
 
 // splice applies edits to the raw bytes of one document, writing each new
-// whole value in its node's original style and each sub edit in place.
-// Everything outside the edited values is copied as it is. Edits of the
-// same node or part (an anchor reached twice) are applied once; a sub edit
-// of a node edited whole is dropped (the same reference, reached as an
-// image field and as an embedded reference through an alias).
-func splice(data []byte, edits []edit) ([]byte, error) {
+// whole value in its node's original style where that style can hold it
+// (see scalarText) and each sub edit in place, escaped for its scalar's
+// style. Everything outside the edited values is copied as it is. Edits of
+// the same node or part (an anchor reached twice) are applied once; a sub
+// edit of a node edited whole is dropped (the same reference, reached as an
+// image field and as an embedded reference through an alias). A scalar
+// whose sub edits its style cannot hold in place (a plain scalar that
+// would start with "[", an IPv6 registry; one in a flow collection that
+// would hold ",[]{}"; a line break in single quotes) is written whole,
+// with the value want gives it, quoted. ctx says where a node is written.
+// It returns, besides the new bytes, the scalars it replaced whole.
+func splice(data []byte, edits []edit, want map[*yaml.Node]string, ctx *scalarContext) ([]byte, []replacement, error) {
 	type span struct {
 		start, end int
 		text       string
 		sub        bool
 	}
+	var reps []replacement
 	var lines []int
 	spans := make([]span, 0, len(edits))
 	whole := map[*yaml.Node]bool{}
@@ -55,7 +63,7 @@ func splice(data []byte, edits []edit) ([]byte, error) {
 			}
 			at, text, err := insertion(data, lines, e)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			spans = append(spans, span{at, at, text, false})
 			continue
@@ -65,21 +73,39 @@ func splice(data []byte, edits []edit) ([]byte, error) {
 			if lines == nil {
 				lines = lineStarts(data)
 			}
-			start, end, text, err := locate(data, lines, e.node, e.value)
+			start, end, text, err := locate(data, lines, e.node, e.value, ctx)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			spans = append(spans, span{start, end, text, false})
+			reps = append(reps, replacement{e.node, string(data[start:end]), text})
 		}
+	}
+	// The scalars whose sub edits do not fit in place are written whole.
+	for _, e := range edits {
+		if !e.sub || e.insert != nil || whole[e.node] || subFits(e, want[e.node], ctx) {
+			continue
+		}
+		whole[e.node] = true
+		if lines == nil {
+			lines = lineStarts(data)
+		}
+		start, end, text, err := locate(data, lines, e.node, want[e.node], ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		spans = append(spans, span{start, end, text, false})
+		reps = append(reps, replacement{e.node, string(data[start:end]), text})
 	}
 	for _, e := range edits {
 		if !e.sub || e.insert != nil || whole[e.node] {
 			continue
 		}
 		if e.start < 0 || e.start+len(e.old) > len(data) || string(data[e.start:e.start+len(e.old)]) != e.old {
-			return nil, fmt.Errorf("cannot locate %q at byte %d to rewrite in place", e.old, e.start)
+			return nil, nil, fmt.Errorf("cannot locate %s at byte %d to rewrite in place", bounded.Quote(e.old), e.start)
 		}
-		spans = append(spans, span{e.start, e.start + len(e.old), e.value, true})
+		text, _ := inQuotes(e.value, e.node.Style) // subFits said it holds
+		spans = append(spans, span{e.start, e.start + len(e.old), text, true})
 	}
 	sort.Slice(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
 	size := len(data)
@@ -95,33 +121,51 @@ func splice(data []byte, edits []edit) ([]byte, error) {
 			continue // the same part again: an anchor reached twice
 		}
 		if s.start < pos {
-			return nil, fmt.Errorf("overlapping edits at byte %d", s.start)
+			return nil, nil, fmt.Errorf("overlapping edits at byte %d", s.start)
 		}
 		out = append(out, data[pos:s.start]...)
 		out = append(out, s.text...)
 		pos, last = s.end, s
 	}
-	return append(out, data[pos:]...), nil
+	return append(out, data[pos:]...), reps, nil
 }
 
-// spliceVerified splices and, when some edits are sub edits, proves the
-// result: it parses into the same tree as root except for the edited
-// values, which hold exactly their new values.
-func spliceVerified(data []byte, root *yaml.Node, edits []edit) ([]byte, error) {
-	out, err := splice(data, edits)
-	if err != nil || !hasSub(edits) && !hasAlias(edits) && !hasInsert(edits) {
-		return out, err
-	}
-	var got yaml.Node
-	if err := yaml.NewDecoder(bytes.NewReader(out)).Decode(&got); err != nil {
-		return nil, fmt.Errorf("rewriting in place would break the document: %v", err)
-	}
-	if err := dropInserted(root, &got, edits); err != nil {
+// replacement is a scalar replaced whole: its token as written (quotes
+// included, tag and anchor not) and the token written in its place.
+type replacement struct {
+	node     *yaml.Node
+	old, new string
+}
+
+// spliceVerified splices and proves the result: it parses into one
+// document with the same tree as root except for the edited values, which
+// hold exactly their new values (in any quoting style), and the fields
+// added. A splice that fails the proof is a bug: it is an error (an
+// *unsafeEditError) naming the line, never a broken document. A nil p
+// skips the proof (for the benchmark that measures it).
+//
+// Parsing the result again would double the cost of a rewrite (its parse
+// is most of it), so a document whose edits all replace one-line scalars
+// whole, the common case, is proved token by token (verifyTokens); the
+// others (parts of strings, aliases, added fields, block scalars, tagged
+// values) are parsed again whole.
+func spliceVerified(data []byte, root *yaml.Node, edits []edit, p *prover) ([]byte, error) {
+	want := expectedValues(edits)
+	ctx := &scalarContext{root: root, edits: edits}
+	out, reps, err := splice(data, edits, want, ctx)
+	if err != nil {
 		return nil, err
 	}
-	want := expectedValues(edits)
-	if path, ok := sameTree(root, &got, want, ""); !ok {
-		return nil, fmt.Errorf("rewriting in place would change %s beyond the image reference", path)
+	if p == nil {
+		return out, nil
+	}
+	if tokensOnly(edits, reps) {
+		err = verifyTokens(reps, want, ctx, p)
+	} else {
+		err = verifySplice(out, root, edits, want)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -180,37 +224,32 @@ func expectedValues(edits []edit) map[*yaml.Node]string {
 
 // sameTree compares two parsed documents node by node (aliases by name,
 // not followed): kinds, tags, styles, anchors and values are equal, except
-// that the nodes of a have the values in want. It returns the path of the
-// first difference (below path).
-func sameTree(a, b *yaml.Node, want map[*yaml.Node]string, path string) (string, bool) {
-	if rel, ok := sameNodes(a, b, want); !ok {
-		return joinPath(path, rel), false
+// that the nodes of a in want hold their values in b as strings, in any
+// style. It returns the path (below path) and the line in a of the first
+// difference.
+func sameTree(a, b *yaml.Node, want map[*yaml.Node]string, path string) (string, int, bool) {
+	if rel, at, ok := sameNodes(a, b, want); !ok {
+		return joinPath(path, rel), at.Line, false
 	}
-	return "", true
+	return "", 0, true
 }
 
 // sameNodes is sameTree without the path, which it builds only for a
-// difference (relative to a): a large document compares without allocating.
-func sameNodes(a, b *yaml.Node, want map[*yaml.Node]string) (string, bool) {
-	if v, ok := want[a]; ok && a.Kind == yaml.AliasNode {
-		// An alias replaced by a value.
-		return "", b.Kind == yaml.ScalarNode && b.Value == v && b.ShortTag() == "!!str"
+// difference (relative to a), with the node of a where it shows: a large
+// document compares without allocating.
+func sameNodes(a, b *yaml.Node, want map[*yaml.Node]string) (string, *yaml.Node, bool) {
+	if v, ok := want[a]; ok {
+		// An edited scalar, or an alias replaced by a value.
+		return "", a, b.Kind == yaml.ScalarNode && b.Value == v && b.ShortTag() == "!!str" && (a.Kind == yaml.AliasNode || a.Anchor == b.Anchor)
 	}
-	if a.Kind != b.Kind || a.Tag != b.Tag || a.Style != b.Style || a.Anchor != b.Anchor || len(a.Content) != len(b.Content) {
-		return "", false
-	}
-	v, ok := want[a]
-	if !ok {
-		v = a.Value
-	}
-	if b.Value != v {
-		return "", false
+	if a.Kind != b.Kind || a.Tag != b.Tag || a.Style != b.Style || a.Anchor != b.Anchor || len(a.Content) != len(b.Content) || a.Value != b.Value {
+		return "", a, false
 	}
 	if a.Kind == yaml.AliasNode {
-		return "", true
+		return "", a, true
 	}
 	for i := range a.Content {
-		rel, ok := sameNodes(a.Content[i], b.Content[i], want)
+		rel, at, ok := sameNodes(a.Content[i], b.Content[i], want)
 		if ok {
 			continue
 		}
@@ -223,9 +262,9 @@ func sameNodes(a, b *yaml.Node, want map[*yaml.Node]string) (string, bool) {
 			}
 			rel = index(i) + rel
 		}
-		return rel, false
+		return rel, at, false
 	}
-	return "", true
+	return "", a, true
 }
 
 func joinPath(p, k string) string {
@@ -238,24 +277,6 @@ func joinPath(p, k string) string {
 		return p + k
 	}
 	return p + "." + k
-}
-
-func hasSub(edits []edit) bool {
-	for _, e := range edits {
-		if e.sub {
-			return true
-		}
-	}
-	return false
-}
-
-func hasAlias(edits []edit) bool {
-	for _, e := range edits {
-		if e.alias {
-			return true
-		}
-	}
-	return false
 }
 
 func hasEmbedded(edits []edit) bool {
@@ -442,8 +463,9 @@ func (p *positioner) position(off int) (line, col int) {
 }
 
 // locate finds the bytes of node's value and returns the span to replace and
-// its replacement in the same style.
-func locate(data []byte, lines []int, n *yaml.Node, value string) (start, end int, text string, err error) {
+// its replacement, in the same style where it holds the value (see
+// scalarText; an alias is replaced in the style of the node it names).
+func locate(data []byte, lines []int, n *yaml.Node, value string, ctx *scalarContext) (start, end int, text string, err error) {
 	off, err := offset(data, lines, n.Line, n.Column)
 	if err != nil {
 		return 0, 0, "", err
@@ -451,7 +473,7 @@ func locate(data []byte, lines []int, n *yaml.Node, value string) (start, end in
 	off = skipProperties(data, off)
 	rest := data[off:]
 	bad := func(what string) (int, int, string, error) {
-		return 0, 0, "", fmt.Errorf("cannot locate the bytes of %q (%s) at line %d, column %d to rewrite in place", n.Value, what, n.Line, n.Column)
+		return 0, 0, "", fmt.Errorf("cannot locate the bytes of %s (%s) at line %d, column %d to rewrite in place", bounded.Quote(n.Value), what, n.Line, n.Column)
 	}
 	switch {
 	case n.Kind == yaml.AliasNode:
@@ -459,7 +481,11 @@ func locate(data []byte, lines []int, n *yaml.Node, value string) (start, end in
 		if !bytes.HasPrefix(rest, []byte(tok)) || n.Alias == nil {
 			return bad("alias")
 		}
-		return off, off + len(tok), literal(value, n.Alias), nil
+		if n.Alias.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+			return off, off + len(tok), doubleQuoted(value), nil
+		}
+		style := n.Alias.Style & (yaml.DoubleQuotedStyle | yaml.SingleQuotedStyle)
+		return off, off + len(tok), ctx.text(value, style, n), nil
 	case n.Style&yaml.DoubleQuotedStyle != 0:
 		if len(rest) == 0 || rest[0] != '"' {
 			return bad("double-quoted")
@@ -469,7 +495,7 @@ func locate(data []byte, lines []int, n *yaml.Node, value string) (start, end in
 			case '\\':
 				i++
 			case '"':
-				return off, off + i + 1, `"` + value + `"`, nil
+				return off, off + i + 1, doubleQuoted(value), nil
 			}
 		}
 		return bad("unterminated double-quoted")
@@ -483,7 +509,7 @@ func locate(data []byte, lines []int, n *yaml.Node, value string) (start, end in
 					i++
 					continue
 				}
-				return off, off + i + 1, "'" + value + "'", nil
+				return off, off + i + 1, scalarText(value, yaml.SingleQuotedStyle, false), nil
 			}
 		}
 		return bad("unterminated single-quoted")
@@ -504,8 +530,77 @@ func locate(data []byte, lines []int, n *yaml.Node, value string) (start, end in
 		if !bytes.HasPrefix(rest, []byte(n.Value)) {
 			return bad("plain")
 		}
-		return off, off + len(n.Value), value, nil
+		return off, off + len(n.Value), ctx.text(value, 0, n), nil
 	}
+}
+
+// scalarContext says where the edited nodes of a document are written: in
+// a flow collection or not, found out when first asked.
+type scalarContext struct {
+	root  *yaml.Node
+	edits []edit
+	flow  map[*yaml.Node]bool
+}
+
+// text is scalarText for a value written at node n in place of a scalar of
+// style.
+func (c *scalarContext) text(value string, style yaml.Style, n *yaml.Node) string {
+	flow := false
+	if style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) == 0 && plainOK(value, false) && !plainOK(value, true) {
+		flow = c.inFlow(n)
+	}
+	return scalarText(value, style, flow)
+}
+
+// inFlow reports whether n, the node of an edit, is in a flow collection.
+func (c *scalarContext) inFlow(n *yaml.Node) bool {
+	if c.flow == nil {
+		targets := make(map[*yaml.Node]bool, len(c.edits))
+		for _, e := range c.edits {
+			targets[e.node] = true
+		}
+		c.flow = flowNodes(c.root, targets)
+	}
+	return c.flow[n]
+}
+
+// subFits reports whether the sub edit e can be written in place in its
+// scalar, whose value becomes whole: escaped in a double-quoted scalar,
+// without a line break in a single-quoted one, and so that a plain scalar
+// stays a plain scalar with that value. A block scalar's sub edits are
+// written in place (the proof catches what they would break).
+func subFits(e edit, whole string, ctx *scalarContext) bool {
+	st := e.node.Style
+	switch {
+	case st&(yaml.LiteralStyle|yaml.FoldedStyle) != 0:
+		return true
+	case st&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle) != 0:
+		_, ok := inQuotes(e.value, st)
+		return ok
+	}
+	if e.at > 0 && plainPart(e.value) {
+		return true
+	}
+	if !plainOK(whole, false) {
+		return false
+	}
+	return plainOK(whole, true) || !ctx.inFlow(e.node)
+}
+
+// plainPart reports whether v, put in place of a part of a plain scalar
+// after its first byte, keeps it a plain scalar in any context: only
+// bytes of references that end no plain scalar (a ":" only before another
+// byte).
+func plainPart(v string) bool {
+	if v == "" || v[len(v)-1] == ':' {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-' || c == '/' || c == ':' || c == '@' || c == '=' || c == '+') {
+			return false
+		}
+	}
+	return true
 }
 
 // skipProperties skips a node's tag ("!!str") and anchor ("&a") and the

@@ -12,42 +12,18 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/rehost/rehost/internal/bounded"
 )
-
-// maxQuoted bounds the bytes of an untrusted string that Quote shows.
-const maxQuoted = 512
 
 // Quote returns s as it is when it is safe to print as one word (printable
 // characters, no space, quote or backslash), otherwise quoted as by
 // strconv.Quote, with no terminal escape, newline or bidirectional control
-// left raw. Strings longer than 512 bytes are cut. Reports quote every
-// string read from an OCI layout or a registry this way: the image sources
-// and attachment values recorded in a layout's annotations are untrusted.
-func Quote(s string) string {
-	cut := ""
-	if len(s) > maxQuoted {
-		n := maxQuoted
-		for n > 0 && !utf8.RuneStart(s[n]) {
-			n--
-		}
-		cut = "…(" + strconv.Itoa(len(s)) + " bytes)"
-		s = s[:n]
-	}
-	if s != "" && cut == "" && plain(s) {
-		return s
-	}
-	return strconv.Quote(s) + cut
-}
-
-// plain reports whether s prints as one word as it is.
-func plain(s string) bool {
-	for _, r := range s {
-		if r == utf8.RuneError || r == ' ' || r == '"' || r == '\\' || !unicode.IsPrint(r) {
-			return false
-		}
-	}
-	return utf8.ValidString(s)
-}
+// left raw. Strings longer than 512 bytes are cut, and their size given.
+// Reports quote every string read from an OCI layout or a registry this
+// way: the image sources and attachment values recorded in a layout's
+// annotations are untrusted. It is bounded.Word, the quoting every rehost
+// module uses.
+func Quote(s string) string { return bounded.Word(s) }
 
 // clean escapes what is not printable in a message (control characters,
 // terminal escapes, newlines, invalid UTF-8, bidirectional controls) as

@@ -27,6 +27,10 @@ maps each image as rehost's mapper does (pkg/rewrite).`
 (kubectl debug). Not other Pod updates: they carry label and annotation
 changes too, and rewriting the images of a Pod created before the policy
 there would restart its containers.`
+	commentPins = `The pins (rehost policy --pins), qualified source -> digest to append to
+the target, or the whole pinned target: defined once for every container
+list, in maps of at most 90,000 characters each (the API server's CEL
+parser takes expressions of up to 100,000).`
 	commentValidationActions = `Warn and Audit report Pods with images outside the target registry that
 the mutation did not cover; rehost policy --deny writes Deny.`
 )
@@ -35,6 +39,16 @@ the mutation did not cover; rehost policy --deny writes Deny.`
 // Validate the ValidatingAdmissionPolicy and its binding.
 func (g generator) admission() []*yaml.Node {
 	c := celMapping{m: g.m, pins: g.pins}
+	var variables *yaml.Node
+	if len(g.pins) > 0 {
+		names, exprs := pinVariables(g.pins)
+		c.pinVars = names
+		var vars []*yaml.Node
+		for i := range names {
+			vars = append(vars, mapping("name", names[i], "expression", literal(exprs[i])))
+		}
+		variables = seq(vars...)
+	}
 	var mutations []*yaml.Node
 	for _, list := range containerLists {
 		mutations = append(mutations, mapping(
@@ -52,6 +66,7 @@ func (g generator) admission() []*yaml.Node {
 			key{"reinvocationPolicy", commentReinvocation}, "IfNeeded",
 			"matchConstraints", g.matchConstraints(),
 			key{"matchConditions", commentMirror}, g.matchConditions(),
+			key{"variables", commentPins}, variables,
 			"mutations", seq(mutations...),
 		),
 	)

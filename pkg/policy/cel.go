@@ -20,10 +20,12 @@ import (
 // compile at compatibility version 1.31) are used: the standard library
 // (matches, startsWith, contains, size, in), the Kubernetes regex library
 // (find, since 1.27) and the strings extension at version 2 (lowerAscii,
-// replace, substring, join, since 1.29).
+// replace, substring, indexOf, join, since 1.29).
 type celMapping struct {
 	m    *rewrite.Mapper
 	pins map[string]string
+	// pinVars name the variables that hold the pins (pinVariables).
+	pinVars []string
 }
 
 // quote is a CEL string literal. Every literal the generator writes is a
@@ -81,7 +83,7 @@ func (c celMapping) tooLong() string {
 		fixed = len(p) + 1
 	}
 	if c.m.Style() == rewrite.PathStyleNest {
-		return fmt.Sprintf("size(q.reg) + size(q.repo) > %d", 255-fixed)
+		return fmt.Sprintf("size(n) + size(q.repo) > %d", 255-fixed)
 	}
 	return fmt.Sprintf("size(q.repo) > %d", 255-fixed)
 }
@@ -91,33 +93,79 @@ func (c celMapping) target() string {
 	root := quote(c.m.Root() + "/")
 	t := root + " + q.repo + q.sfx"
 	if c.m.Style() == rewrite.PathStyleNest {
-		t = root + " + q.reg.replace(':', '_') + q.repo + q.sfx"
+		t = root + " + n + q.repo + q.sfx"
 	}
 	if len(c.pins) == 0 {
 		return t
 	}
-	keys := make([]string, 0, len(c.pins))
-	for k := range c.pins {
+	// The pinned value (variables.pins*, see pinVariables): a digest to
+	// append, a whole target, or '' for an image without a pin.
+	found := "''"
+	for i := len(c.pinVars) - 1; i >= 0; i-- {
+		v := "variables." + c.pinVars[i]
+		found = fmt.Sprintf("(k in %s ? %s[k] : %s)", v, v, found)
+	}
+	return fmt.Sprintf("[q.reg + q.repo + (q.sfx == '' ? ':latest' : q.sfx)].map(k, [%s].map(v,\n   v == '' ? %s : (v.contains('/') ? v : %s + '@' + v))[0])[0]", found, t, t)
+}
+
+// maxPinExpression bounds the characters of one variable of pins: the CEL
+// parser the API server uses refuses expressions of more than 100,000
+// code points (cel-go's default, which Kubernetes keeps).
+const maxPinExpression = 90_000
+
+// pinVariables writes the pins as CEL maps, source -> pinned value, each
+// at most maxPinExpression characters: the policy defines them once, in
+// spec.variables, and every mutation reads them (variables.pins0, ...).
+func pinVariables(pins map[string]string) (names, exprs []string) {
+	keys := make([]string, 0, len(pins))
+	for k := range pins {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	var b strings.Builder
-	b.WriteString("[{")
-	for i, k := range keys {
-		if i > 0 {
-			b.WriteString(",\n    ")
+	flush := func() {
+		if b.Len() == 0 {
+			return
 		}
-		b.WriteString(quote(k) + ": " + quote(c.pins[k]))
+		b.WriteString("}")
+		names = append(names, fmt.Sprintf("pins%d", len(names)))
+		exprs = append(exprs, b.String())
+		b.Reset()
 	}
-	b.WriteString("}].map(pins, [q.reg + q.repo + (q.sfx == '' ? ':latest' : q.sfx)].map(k, k in pins ? pins[k] : " + t + ")[0])[0]")
-	return b.String()
+	for _, k := range keys {
+		entry := quote(k) + ": " + quote(pins[k])
+		if b.Len() > 0 && b.Len()+len(",\n")+len(entry)+len("}") > maxPinExpression {
+			flush()
+		}
+		if b.Len() == 0 {
+			b.WriteString("{")
+		} else {
+			b.WriteString(",\n")
+		}
+		b.WriteString(entry)
+	}
+	flush()
+	return names, exprs
 }
+
+// nestedReg is q.reg (the registry with its "/") as the path component
+// path style nest gives it, as rewrite's pathSafeHost writes it: a port's
+// ":" becomes "_"; an IPv6 address loses its brackets, a "::" that starts
+// or ends it gets its zero, its colons become "_" and its port's ":" a "-".
+const nestedReg = `(q.reg.startsWith('[') ?
+    [q.reg.substring(1, q.reg.indexOf(']'))].map(a, ((a.startsWith('::') ? '0' : '') + a + (a.endsWith('::') ? '0' : '')).replace(':', '_'))[0] +
+      q.reg.substring(q.reg.indexOf(']') + 1).replace(':', '-') :
+    q.reg.replace(':', '_'))`
 
 // image is the CEL expression giving the image the mapper gives img: the
 // target, or img itself when it is invalid, in the target registry,
 // excluded, or would get a target path over 255 characters.
 func (c celMapping) image(img string) string {
 	body := fmt.Sprintf("(%s ||\n   %s) ? %s : %s", c.kept(), c.tooLong(), img, c.target())
+	if c.m.Style() == rewrite.PathStyleNest {
+		// n: the registry as a path component, with its "/".
+		body = fmt.Sprintf("[%s].map(n,\n %s)[0]", nestedReg, body)
+	}
 	return c.parts(img, body, img)
 }
 

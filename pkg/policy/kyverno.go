@@ -27,9 +27,9 @@ const (
 the containers, which a strategic merge patch does not.`
 	commentKyvernoMatch   = `Pods only; the webhook sends Kyverno creations and updates.`
 	commentKyvernoForeach = `Per container: the parts of the reference (as rehost's mapper parses it),
-then the image rehost rewrite gives it. Containers whose image is invalid,
-already in the target registry, excluded, or whose target would be too
-long are skipped (left as written).`
+then the image rehost rewrite gives it. Containers without an image, or
+whose image is invalid, already in the target registry, excluded, or whose
+target would be too long are skipped (left as written).`
 )
 
 // kyContext is the foreach context that parses element.image.
@@ -39,7 +39,7 @@ func (g generator) kyContext() *yaml.Node {
 		return mapping("name", name, "variable", mapping("jmesPath", expr))
 	}
 	part := func(n int) string {
-		return fmt.Sprintf("regex_replace_all('%s', element.image, '${%d}')", kySplit, n)
+		return fmt.Sprintf("regex_replace_all('%s', rhimage, '${%d}')", kySplit, n)
 	}
 	fixed := 0
 	if p := g.m.Prefix(); p != "" {
@@ -47,7 +47,7 @@ func (g generator) kyContext() *yaml.Node {
 	}
 	targetPath := "rhrepo"
 	if g.m.Style() == rewrite.PathStyleNest {
-		targetPath = "join('/', [rhreg, rhrepo])"
+		targetPath = "join('/', [rhnest, rhrepo])"
 	}
 	kept := []string{fmt.Sprintf("rhreg == '%s'", g.m.Registry())}
 	hosts, repos := g.m.Exclusions()
@@ -61,17 +61,32 @@ func (g generator) kyContext() *yaml.Node {
 		}
 		kept = append(kept, fmt.Sprintf("regex_match('^(?:%s)(?:/|$)', join('/', [rhreg, rhrepo]))", strings.Join(alts, "|")))
 	}
-	return seq(
+	vars := []*yaml.Node{
+		// A container without an image (null) is skipped, as the CEL
+		// form skips it: rhimage is "" and rhhas false.
+		v("rhhas", "element.image != `null`"),
+		v("rhimage", "not_null(element.image, '')"),
 		v("rhhost", part(1)),
 		v("rhpath", part(2)),
 		v("rhsuffix", part(3)),
-		v("rhvalid", fmt.Sprintf("regex_match('%s', element.image) && regex_match('(?s)^.{1,255}$', rhpath)", reValid)),
+		v("rhvalid", fmt.Sprintf("regex_match('%s', rhimage) && regex_match('(?s)^.{1,255}$', rhpath)", reValid)),
 		v("rhreg", "regex_replace_all('^(?:index[.]docker[.]io)?$', to_lower(rhhost), 'docker.io')"),
 		v("rhrepo", "regex_replace_all('^[^|]*[|]', regex_replace_all('^(?:|docker[.]io|index[.]docker[.]io)[|]([^/]*)$', join('|', [rhhost, rhpath]), 'library/${1}'), '')"),
+	}
+	if g.m.Style() == rewrite.PathStyleNest {
+		vars = append(vars, v("rhnest", kyNested))
+	}
+	return seq(append(vars,
 		v("rhkept", strings.Join(kept, " || ")),
 		v("rhtoolong", fmt.Sprintf("regex_match('^.{%d}', %s)", 256-fixed, targetPath)),
-	)
+	)...)
 }
+
+// kyNested is rhreg as the path component path style nest gives it, as
+// rewrite's pathSafeHost writes it: the "::" that starts or ends an IPv6
+// address gets its zero, the ":" of an IPv6 address's port becomes "-",
+// the other colons "_", and the brackets go.
+const kyNested = `regex_replace_all('[[]|[]]', replace_all(regex_replace_all('[]]:', regex_replace_all('::[]]', regex_replace_all('^[[]::', rhreg, '[0::'), '::0]'), ']-'), ':', '_'), '')`
 
 // reQuote writes a repository name as an RE2 expression matching it
 // literally: its only special characters are '.' and, in IPv6 hosts, '['
@@ -138,7 +153,7 @@ func (g generator) kyverno() []*yaml.Node {
 	match, exclude := g.kyMatch()
 	image := g.m.Root() + "/{{ rhrepo }}{{ rhsuffix }}"
 	if g.m.Style() == rewrite.PathStyleNest {
-		image = g.m.Root() + "/{{ replace_all(rhreg, ':', '_') }}/{{ rhrepo }}{{ rhsuffix }}"
+		image = g.m.Root() + "/{{ rhnest }}/{{ rhrepo }}{{ rhsuffix }}"
 	}
 	var rules []*yaml.Node
 	for _, list := range containerLists {
@@ -171,6 +186,7 @@ func (g generator) kyverno() []*yaml.Node {
 					"foreach", seq(mapping(
 						"list", "request.object.spec."+list,
 						"context", g.kyContext(),
+						"preconditions", mapping("all", seq(equals("{{ rhhas }}", true))),
 						"deny", mapping("conditions", mapping("any", seq(
 							equals("{{ rhvalid }}", false),
 							equals("{{ rhkept }}", false),

@@ -1,11 +1,13 @@
 package policy
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
 
+	"github.com/rehost/rehost/internal/bounded"
 	"github.com/rehost/rehost/pkg/rewrite"
 	"go.yaml.in/yaml/v3"
 )
@@ -72,11 +74,16 @@ type UnsupportedError struct {
 	// Feature names the config field or option.
 	Feature string
 	Reason  string
+	// Err, when set, is the typed cause (a *rewrite.PinConflictError);
+	// Reason is its message.
+	Err error
 }
 
 func (e *UnsupportedError) Error() string {
 	return fmt.Sprintf("rehost policy: %s: %s", e.Feature, e.Reason)
 }
+
+func (e *UnsupportedError) Unwrap() error { return e.Err }
 
 // renderOnly lists the config fields that decide which fields other than
 // Pod container images rehost rewrites at render time. The policies
@@ -115,6 +122,39 @@ func Write(w io.Writer, c rewrite.Config, o Options) error {
 	if err != nil {
 		return err
 	}
+	return Encode(w, docs)
+}
+
+// ClientSideApplyLimit is the most bytes an object may have as JSON for
+// kubectl apply without --server-side: kubectl stores the whole object in
+// its kubectl.kubernetes.io/last-applied-configuration annotation, and the
+// annotations of an object hold at most 256 KiB. Server-side apply and
+// kubectl create store no such annotation; etcd then takes requests of up
+// to 1.5 MiB (its default --max-request-bytes).
+const ClientSideApplyLimit = 256 << 10
+
+// LargestObject returns the kind and the size as JSON (what kubectl sends)
+// of the largest of docs.
+func LargestObject(docs []*yaml.Node) (kind string, size int, err error) {
+	for _, d := range docs {
+		var v map[string]any
+		if err := d.Decode(&v); err != nil {
+			return "", 0, err
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return "", 0, err
+		}
+		if len(b) > size {
+			k, _ := v["kind"].(string)
+			kind, size = k, len(b)
+		}
+	}
+	return kind, size, nil
+}
+
+// Encode writes documents (from Documents) as a YAML stream.
+func Encode(w io.Writer, docs []*yaml.Node) error {
 	enc := yaml.NewEncoder(w)
 	enc.SetIndent(2)
 	for _, d := range docs {
@@ -156,7 +196,7 @@ func Documents(c rewrite.Config, o Options) ([]*yaml.Node, error) {
 			g.o.APIVersion = V1
 		case V1, V1beta1, V1alpha1:
 		default:
-			return nil, &UnsupportedError{Feature: "api-version", Reason: fmt.Sprintf("got %q, want %s, %s or %s", o.APIVersion, V1, V1beta1, V1alpha1)}
+			return nil, &UnsupportedError{Feature: "api-version", Reason: fmt.Sprintf("got %s, want %s, %s or %s", bounded.Quote(o.APIVersion), V1, V1beta1, V1alpha1)}
 		}
 		return g.admission(), nil
 	case Kyverno:
@@ -168,13 +208,16 @@ func Documents(c rewrite.Config, o Options) ([]*yaml.Node, error) {
 		}
 		return g.kyverno(), nil
 	}
-	return nil, &UnsupportedError{Feature: "format", Reason: fmt.Sprintf("got %q, want %s or %s", o.Format, Admission, Kyverno)}
+	return nil, &UnsupportedError{Feature: "format", Reason: fmt.Sprintf("got %s, want %s or %s", bounded.Quote(string(o.Format)), Admission, Kyverno)}
 }
 
-// resolvePins keeps the pins that apply (their source is rewritten) as
-// qualified source -> pinned target, and rejects a pin whose repository is
-// not the one the mapping gives, as the mapper would when it met the
-// image.
+// resolvePins keeps the pins that change a rewritten image, as qualified
+// source -> pinned value: the pin's digest alone when the pinned target is
+// the target the mapping gives plus that digest (what the policy then
+// writes), else the whole pinned target (a source without tag or digest,
+// which may be written with or without ":latest"; a pin that changes the
+// tag). It rejects a pin the mapper would reject when it met the image: a
+// repository not the one the mapping gives, a digest not the one written.
 func resolvePins(m *rewrite.Mapper, pins rewrite.Pins) (map[string]string, error) {
 	out := map[string]string{}
 	keys := make([]string, 0, len(pins))
@@ -182,13 +225,28 @@ func resolvePins(m *rewrite.Mapper, pins rewrite.Pins) (map[string]string, error
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	pinned := m.WithPins(pins)
 	for _, src := range keys {
-		mp, err := m.WithPins(pins).Map(src)
+		mp, err := pinned.Map(src)
 		if err != nil {
-			return nil, &UnsupportedError{Feature: "pins", Reason: err.Error()}
+			return nil, &UnsupportedError{Feature: "pins", Reason: err.Error(), Err: err}
 		}
-		if mp.Action == rewrite.Rewritten {
-			out[src] = mp.Target.String()
+		if mp.Action != rewrite.Rewritten {
+			continue
+		}
+		plain, err := m.Map(src)
+		if err != nil {
+			return nil, &UnsupportedError{Feature: "pins", Reason: err.Error(), Err: err}
+		}
+		target, unpinned := mp.Target.String(), plain.Target.String()
+		switch {
+		case target == unpinned:
+			// The digest written: nothing to pin.
+		case !(mp.Source.Tag == "latest" && mp.Source.Digest == "") && target == unpinned+"@"+mp.Target.Digest:
+			// Not a source that may be written without its tag.
+			out[src] = mp.Target.Digest
+		default:
+			out[src] = target
 		}
 	}
 	return out, nil
@@ -197,7 +255,7 @@ func resolvePins(m *rewrite.Mapper, pins rewrite.Pins) (map[string]string, error
 // checkDNSLabel checks a policy name: the validating policy adds "-check".
 func checkDNSLabel(s string) error {
 	if len(s) > 63-len("-check") || !labelValue.MatchString(s) || strings.ToLower(s) != s || strings.ContainsAny(s, "_.") {
-		return fmt.Errorf("%q: want a lower-case DNS label of at most %d characters", s, 63-len("-check"))
+		return fmt.Errorf("%s: want a lower-case DNS label of at most %d characters", bounded.Quote(s), 63-len("-check"))
 	}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/rehost/rehost/internal/bounded"
 )
 
 // DefaultNamespaceSelector leaves out kube-system: its Pods are the
@@ -38,11 +40,11 @@ func ParseSelector(s string) ([]Requirement, error) {
 			if strings.TrimSpace(s) == "" {
 				continue
 			}
-			return nil, fmt.Errorf("namespace selector %q: empty term", s)
+			return nil, fmt.Errorf("namespace selector %s: empty term", bounded.Quote(s))
 		}
 		r, err := parseTerm(term)
 		if err != nil {
-			return nil, fmt.Errorf("namespace selector %q: %v", s, err)
+			return nil, fmt.Errorf("namespace selector %s: %v", bounded.Quote(s), err)
 		}
 		out = append(out, r)
 	}
@@ -90,11 +92,11 @@ func parseTerm(t string) (Requirement, error) {
 		r = Requirement{Key: t, Operator: "Exists"}
 	}
 	if !labelKey.MatchString(r.Key) || len(r.Key) > 253+1+63 {
-		return r, fmt.Errorf("%q: invalid label key %q", t, r.Key)
+		return r, fmt.Errorf("%s: invalid label key %s", bounded.Quote(t), bounded.Quote(r.Key))
 	}
 	for _, v := range r.Values {
 		if !labelValue.MatchString(v) {
-			return r, fmt.Errorf("%q: invalid label value %q", t, v)
+			return r, fmt.Errorf("%s: invalid label value %s", bounded.Quote(t), bounded.Quote(v))
 		}
 	}
 	return r, nil

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/rehost/rehost/internal/bounded"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -194,7 +195,7 @@ func stringList(n *yaml.Node) ([]string, error) {
 
 func describeNode(n *yaml.Node) string {
 	if n.Kind == yaml.ScalarNode {
-		return fmt.Sprintf("%q", n.Value)
+		return bounded.Quote(n.Value)
 	}
 	return "a " + kindName(n.Kind)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/rehost/rehost/internal/bounded"
 	"github.com/rehost/rehost/pkg/manifest"
 	"github.com/rehost/rehost/pkg/rewrite"
 	"go.yaml.in/yaml/v3"
@@ -184,7 +185,7 @@ func FromTemplates(meta Metadata, files map[string]string, order ...string) (*Ch
 				m.Hook = append(m.Hook, ev)
 			}
 			if !known {
-				out.Warnings = append(out.Warnings, fmt.Sprintf("%s:%d: skipping unknown hook: %q (Helm neither installs nor prints it)", name, d.line, events))
+				out.Warnings = append(out.Warnings, fmt.Sprintf("%s:%d: skipping unknown hook: %s (Helm neither installs nor prints it)", name, d.line, bounded.Quote(events)))
 				continue
 			}
 			hooks, hookKinds = append(hooks, m), append(hookKinds, h.kind)

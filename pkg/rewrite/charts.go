@@ -1,9 +1,12 @@
 package rewrite
 
 import (
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/rehost/rehost/internal/bounded"
 )
 
 // DefaultChartsPath is the repository path, below the target registry and
@@ -52,7 +55,7 @@ type InvalidChartSourceError struct {
 }
 
 func (e *InvalidChartSourceError) Error() string {
-	return fmt.Sprintf("invalid chart source %q: %s", e.Value, e.Reason)
+	return fmt.Sprintf("invalid chart source %s: %s", bounded.Quote(e.Value), e.Reason)
 }
 
 // ChartsRepository is the repository of charts in the target registry,
@@ -107,7 +110,7 @@ func (m *Mapper) MapChart(value string, form ChartForm) (ChartMapping, error) {
 		out.Target = "oci://" + m.ChartsRepository()
 	case ChartOCI:
 		if err := checkPath(out.Name); err != nil {
-			return bad(fmt.Sprintf("the chart's name %q cannot be a repository of the target: %v", out.Name, err))
+			return bad(fmt.Sprintf("the chart's name %s cannot be a repository of the target: %v", bounded.Quote(out.Name), err))
 		}
 		out.Target = "oci://" + m.ChartsRepository() + "/" + out.Name
 	default:
@@ -146,11 +149,11 @@ func parseChartURL(value string, form ChartForm) (host, path string, err error) 
 			ok = ok || strings.EqualFold(scheme, w)
 		}
 		if !ok {
-			return "", "", fmt.Errorf("scheme %s: want %s://", scheme, strings.Join(want, ":// or "))
+			return "", "", fmt.Errorf("scheme %s: want %s://", bounded.Word(scheme), strings.Join(want, ":// or "))
 		}
 		u, perr := url.Parse(value)
 		if perr != nil {
-			return "", "", fmt.Errorf("%v", strings.TrimPrefix(perr.Error(), fmt.Sprintf("parse %q: ", value)))
+			return "", "", errors.New(bounded.Cut(strings.TrimPrefix(perr.Error(), fmt.Sprintf("parse %q: ", value)), bounded.MaxQuoted))
 		}
 		host, path = u.Host, u.Path
 	}

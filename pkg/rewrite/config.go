@@ -7,7 +7,9 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/rehost/rehost/internal/bounded"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -211,12 +213,13 @@ var ErrEmptyRegistry = errors.New("empty (an unset variable?): give host[:port][
 // Validate checks the config and reports the first problem.
 func (c Config) Validate() error {
 	if c.APIVersion != "" && c.APIVersion != APIVersion {
-		return &ConfigError{Field: "apiVersion", Reason: fmt.Sprintf("got %q, want %q", c.APIVersion, APIVersion)}
+		return &ConfigError{Field: "apiVersion", Reason: fmt.Sprintf("got %s, want %q", bounded.Quote(c.APIVersion), APIVersion)}
 	}
 	if c.Kind != "" && c.Kind != Kind {
-		return &ConfigError{Field: "kind", Reason: fmt.Sprintf("got %q, want %q", c.Kind, Kind)}
+		return &ConfigError{Field: "kind", Reason: fmt.Sprintf("got %s, want %q", bounded.Quote(c.Kind), Kind)}
 	}
-	if _, _, err := splitRegistry(c.registry()); err != nil {
+	_, prefix, err := splitRegistry(c.registry())
+	if err != nil {
 		return &ConfigError{Field: "registry", Reason: err.Error()}
 	}
 	if c.ChartsPath != "" {
@@ -227,7 +230,10 @@ func (c Config) Validate() error {
 	switch c.PathStyle {
 	case "", PathStyleStrip, PathStyleNest:
 	default:
-		return &ConfigError{Field: "pathStyle", Reason: fmt.Sprintf("got %q, want %q or %q", c.PathStyle, PathStyleStrip, PathStyleNest)}
+		return &ConfigError{Field: "pathStyle", Reason: fmt.Sprintf("got %s, want %q or %q", bounded.Quote(string(c.PathStyle)), PathStyleStrip, PathStyleNest)}
+	}
+	if err := checkPrefixRoom(prefix, c.pathStyle()); err != nil {
+		return &ConfigError{Field: "registry", Reason: err.Error(), Err: err}
 	}
 	for i, e := range c.Exclude {
 		if _, err := parseExclude(e); err != nil {
@@ -252,8 +258,28 @@ func (c Config) Validate() error {
 			return &ConfigError{Field: "imageList.configMapName", Reason: "required"}
 		}
 		if err := checkDNSSubdomain(n); err != nil {
-			return &ConfigError{Field: "imageList.configMapName", Reason: fmt.Sprintf("%q: %v", n, err)}
+			return &ConfigError{Field: "imageList.configMapName", Reason: fmt.Sprintf("%s: %v", bounded.Quote(n), err)}
 		}
+	}
+	return nil
+}
+
+// minNestHost is the shortest path component a source host gives in path
+// style nest: "a.b", or "a_1" for "a:1".
+const minNestHost = 3
+
+// checkPrefixRoom refuses a registry path prefix that leaves no room for
+// any image below it (see PrefixTooLongError).
+func checkPrefixRoom(prefix string, style PathStyle) error {
+	if prefix == "" {
+		return nil
+	}
+	room := MaxRepositoryPath - len("/a")
+	if style == PathStyleNest {
+		room -= minNestHost + len("/")
+	}
+	if n := utf8.RuneCountInString(prefix); n > room {
+		return &PrefixTooLongError{Prefix: prefix, Length: n, Max: room, Style: style}
 	}
 	return nil
 }
@@ -276,10 +302,10 @@ func (c Config) chartsPath() string {
 // leading or trailing slash.
 func checkChartsPath(p string) error {
 	if strings.HasPrefix(p, "/") || strings.HasSuffix(p, "/") {
-		return fmt.Errorf("%q: want a repository path without leading or trailing slash, like charts or helm/charts", p)
+		return fmt.Errorf("%s: want a repository path without leading or trailing slash, like charts or helm/charts", bounded.Quote(p))
 	}
 	if err := checkPath(p); err != nil {
-		return fmt.Errorf("%q: %v", p, err)
+		return fmt.Errorf("%s: %v", bounded.Quote(p), err)
 	}
 	return nil
 }
@@ -311,15 +337,15 @@ func checkDNSSubdomain(s string) error {
 func splitRegistry(s string) (host, prefix string, err error) {
 	s = strings.TrimSuffix(s, "/")
 	if strings.Contains(s, "://") {
-		return "", "", fmt.Errorf("%q: want host[:port][/prefix] without a scheme", s)
+		return "", "", fmt.Errorf("%s: want host[:port][/prefix] without a scheme", bounded.Quote(s))
 	}
 	host, prefix, _ = strings.Cut(s, "/")
 	if err := checkHost(host); err != nil {
-		return "", "", fmt.Errorf("%q: %v", s, err)
+		return "", "", fmt.Errorf("%s: %v", bounded.Quote(s), err)
 	}
 	if prefix != "" {
 		if err := checkPath(prefix); err != nil {
-			return "", "", fmt.Errorf("%q: prefix: %v", s, err)
+			return "", "", fmt.Errorf("%s: prefix: %v", bounded.Quote(s), err)
 		}
 	}
 	return host, prefix, nil
@@ -347,7 +373,7 @@ func ParseFieldPath(p string) (FieldPath, error) {
 			seg = FieldSegment{Key: k, Each: true}
 		}
 		if seg.Key == "" || strings.ContainsAny(seg.Key, "[]") {
-			return nil, fmt.Errorf("%q: want dot-separated keys, each optionally followed by [] for every list item", p)
+			return nil, fmt.Errorf("%s: want dot-separated keys, each optionally followed by [] for every list item", bounded.Quote(p))
 		}
 		out = append(out, seg)
 	}
@@ -379,7 +405,7 @@ func (f ImageField) validateType() *ConfigError {
 			if err == nil {
 				for _, s := range p {
 					if s.Each {
-						err = fmt.Errorf("%q: no [] in the path of a part", parts[k])
+						err = fmt.Errorf("%s: no [] in the path of a part", bounded.Quote(parts[k]))
 					}
 				}
 			}
@@ -391,7 +417,7 @@ func (f ImageField) validateType() *ConfigError {
 			return &ConfigError{Field: "add", Reason: fmt.Sprintf("add and trailingSlash are only for type %s", FieldRegistry)}
 		}
 	default:
-		return &ConfigError{Field: "type", Reason: fmt.Sprintf("got %q, want %s, %s or %s", f.Type, FieldImage, FieldSplit, FieldRegistry)}
+		return &ConfigError{Field: "type", Reason: fmt.Sprintf("got %s, want %s, %s or %s", bounded.Quote(string(f.Type)), FieldImage, FieldSplit, FieldRegistry)}
 	}
 	return nil
 }

@@ -3,6 +3,8 @@ package rewrite
 import (
 	"fmt"
 	"strings"
+
+	"github.com/rehost/rehost/internal/bounded"
 )
 
 // InvalidReferenceError reports a value that is not a valid image reference.
@@ -14,7 +16,7 @@ type InvalidReferenceError struct {
 }
 
 func (e *InvalidReferenceError) Error() string {
-	msg := fmt.Sprintf("invalid image reference %q: %s", e.Value, e.Reason)
+	msg := fmt.Sprintf("invalid image reference %s: %s", bounded.Quote(e.Value), e.Reason)
 	if e.Hint != "" {
 		msg += " (hint: " + e.Hint + ")"
 	}
@@ -39,10 +41,36 @@ func (e *CollisionError) Error() string {
 type ConfigError struct {
 	Field  string
 	Reason string
+	// Err, when set, is the typed cause (a *PrefixTooLongError); Reason is
+	// its message.
+	Err error
 }
 
 func (e *ConfigError) Error() string {
 	return fmt.Sprintf("config: %s: %s", e.Field, e.Reason)
+}
+
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// MaxRepositoryPath is the most characters a repository path (below the
+// registry host) may have.
+const MaxRepositoryPath = 255
+
+// PrefixTooLongError reports a registry prefix that leaves no room for any
+// image below it: every target repository path is the prefix, "/" and at
+// least one more character in path style strip ("prefix/a"), or a host of
+// at least three ("prefix/a.b/a") in path style nest, and holds at most
+// MaxRepositoryPath characters.
+type PrefixTooLongError struct {
+	// Prefix is the registry's path prefix; Length its length in
+	// characters and Max the longest prefix Style leaves room for.
+	Prefix      string
+	Length, Max int
+	Style       PathStyle
+}
+
+func (e *PrefixTooLongError) Error() string {
+	return fmt.Sprintf("the path prefix has %d characters and leaves no room for an image: a repository path holds at most %d characters, so with path style %s the prefix may have at most %d", e.Length, MaxRepositoryPath, e.Style, e.Max)
 }
 
 func joinNonEmpty(sep string, parts ...string) string {

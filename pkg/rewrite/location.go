@@ -3,6 +3,8 @@ package rewrite
 import (
 	"fmt"
 	"strings"
+
+	"github.com/rehost/rehost/internal/bounded"
 )
 
 // Location is where an image occurs: the input, the line, the object and the
@@ -43,17 +45,18 @@ type Location struct {
 
 // Object is "Kind namespace/name" (or less, as far as known).
 func (l Location) Object() string {
-	id := l.Name
+	id := bounded.Cut(l.Name, bounded.MaxQuoted)
 	if l.Namespace != "" {
-		id = l.Namespace + "/" + l.Name
+		id = bounded.Cut(l.Namespace, bounded.MaxQuoted) + "/" + id
 	}
-	return joinNonEmpty(" ", l.Kind, id)
+	return joinNonEmpty(" ", bounded.Cut(l.Kind, bounded.MaxQuoted), id)
 }
 
-// String formats the location as "file:line: Kind ns/name: field".
+// String formats the location as "file:line: Kind ns/name: field"; each
+// part read from an input is cut to bounded.MaxQuoted bytes.
 func (l Location) String() string {
 	var b strings.Builder
-	b.WriteString(l.File)
+	b.WriteString(bounded.Cut(l.File, bounded.MaxQuoted))
 	if l.Line > 0 {
 		fmt.Fprintf(&b, ":%d", l.Line)
 	}
@@ -61,7 +64,7 @@ func (l Location) String() string {
 		b.WriteString(": " + o)
 	}
 	if l.Field != "" {
-		b.WriteString(": " + l.Field)
+		b.WriteString(": " + bounded.Cut(l.Field, bounded.MaxQuoted))
 	}
 	return b.String()
 }

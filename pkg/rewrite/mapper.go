@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/rehost/rehost/internal/bounded"
 )
 
 // Action says what the mapping did to an image.
@@ -135,10 +137,30 @@ func normalizeHost(h string) string {
 	return h
 }
 
-// pathSafeHost turns a registry host into a repository path component:
-// "registry.example.com:8443" -> "registry.example.com_8443".
+// pathSafeHost turns a registry host into a repository path component
+// (path style nest): a port's ":" becomes "_"
+// ("registry.example.com:8443" -> "registry.example.com_8443"). An IPv6
+// address loses its brackets, a "::" that starts or ends it gets the zero
+// it stands for, its colons become "_" and its port's ":" a "-"
+// ("[::1]:5000" -> "0__1-5000", "[fd00::5]" -> "fd00__5",
+// "[::ffff:1.2.3.4]" -> "0__ffff_1.2.3.4"). A DNS host gives at most one
+// "_" and an IPv6 address at least two, so two hosts never share a
+// component unless they are the same address. The policies (package
+// policy) restate this in CEL and JMESPath; docs/mapping.md.
 func pathSafeHost(h string) string {
-	return strings.ReplaceAll(strings.ToLower(h), ":", "_")
+	h = strings.ToLower(h)
+	if !strings.HasPrefix(h, "[") {
+		return strings.ReplaceAll(h, ":", "_")
+	}
+	end := strings.IndexByte(h, ']')
+	addr, port := h[1:end], h[end+1:]
+	if strings.HasPrefix(addr, "::") {
+		addr = "0" + addr
+	}
+	if strings.HasSuffix(addr, "::") {
+		addr += "0"
+	}
+	return strings.ReplaceAll(addr, ":", "_") + strings.ReplaceAll(port, ":", "-")
 }
 
 // exclusion matches a registry host, or a repository and everything below it.
@@ -159,7 +181,7 @@ func parseExclude(s string) (exclusion, error) {
 	}
 	if !strings.Contains(s, "/") && (s == "localhost" || strings.ContainsAny(s, ".:")) {
 		if err := checkHost(s); err != nil {
-			return exclusion{}, fmt.Errorf("%q: %v", s, err)
+			return exclusion{}, fmt.Errorf("%s: %v", bounded.Quote(s), err)
 		}
 		return exclusion{host: normalizeHost(s)}, nil
 	}
@@ -172,7 +194,7 @@ func parseExclude(s string) (exclusion, error) {
 		if errors.As(err, &ie) {
 			err = errors.New(ie.Reason)
 		}
-		return exclusion{}, fmt.Errorf("%q: want a registry host or a repository prefix: %v", s, err)
+		return exclusion{}, fmt.Errorf("%s: want a registry host or a repository prefix: %v", bounded.Quote(s), err)
 	}
 	host := r.Registry
 	ex := exclusion{repos: []string{r.RepositoryName()}}

@@ -35,6 +35,13 @@ func TestMap(t *testing.T) {
 		{name: "nest style", config: Config{PathStyle: PathStyleNest}, in: "quay.io/team/app:1", target: "sea.hub:5000/quay.io/team/app:1", source: "quay.io/team/app:1", action: Rewritten},
 		{name: "nest style docker hub", config: Config{PathStyle: PathStyleNest}, in: "nginx", target: "sea.hub:5000/docker.io/library/nginx", source: "docker.io/library/nginx:latest", action: Rewritten},
 		{name: "nest style port made path-safe", config: Config{PathStyle: PathStyleNest}, in: "registry.example.com:8443/x:1", target: "sea.hub:5000/registry.example.com_8443/x:1", source: "registry.example.com:8443/x:1", action: Rewritten},
+		// An IPv6 source host in a path component (issue 29, item 6).
+		{name: "nest style IPv6 with port", config: Config{PathStyle: PathStyleNest}, in: "[::1]:5000/foo:1", target: "sea.hub:5000/0__1-5000/foo:1", source: "[::1]:5000/foo:1", action: Rewritten},
+		{name: "nest style IPv6", config: Config{PathStyle: PathStyleNest}, in: "[FD00::5]/foo", target: "sea.hub:5000/fd00__5/foo", source: "[fd00::5]/foo:latest", action: Rewritten},
+		{name: "nest style IPv6 ending in ::", config: Config{PathStyle: PathStyleNest}, in: "[fe80::]:443/a/b:1", target: "sea.hub:5000/fe80__0-443/a/b:1", source: "[fe80::]:443/a/b:1", action: Rewritten},
+		{name: "nest style IPv6 all zeros", config: Config{PathStyle: PathStyleNest}, in: "[::]/x:1", target: "sea.hub:5000/0__0/x:1", source: "[::]/x:1", action: Rewritten},
+		{name: "nest style IPv6 with IPv4", config: Config{PathStyle: PathStyleNest, Registry: "sea.hub:5000/m"}, in: "[::ffff:1.2.3.4]:5/x", target: "sea.hub:5000/m/0__ffff_1.2.3.4-5/x", source: "[::ffff:1.2.3.4]:5/x:latest", action: Rewritten},
+		{name: "nest style IPv6 in full", config: Config{PathStyle: PathStyleNest}, in: "[1:2:3:4:5:6:7:8]/x:1", target: "sea.hub:5000/1_2_3_4_5_6_7_8/x:1", source: "[1:2:3:4:5:6:7:8]/x:1", action: Rewritten},
 		{name: "exclude host", config: Config{Exclude: []string{"quay.io"}}, in: "quay.io/team/app:1", target: "quay.io/team/app:1", source: "quay.io/team/app:1", action: Excluded},
 		{name: "exclude repository prefix", config: Config{Exclude: []string{"docker.io/library/busybox"}}, in: "busybox:1.36", target: "docker.io/library/busybox:1.36", source: "docker.io/library/busybox:1.36", action: Excluded},
 		{name: "exclude prefix is component-wise", config: Config{Exclude: []string{"docker.io/library/busy"}}, in: "busybox:1.36", target: "sea.hub:5000/library/busybox:1.36", source: "docker.io/library/busybox:1.36", action: Rewritten},
@@ -99,6 +106,40 @@ func TestMap(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNestTargetsParse: in path style nest, the target of every valid
+// source host (DNS names, IPv4 and IPv6 addresses, ports) is a valid
+// reference, and two different hosts never share a path component unless
+// they name the same IPv6 address.
+func TestNestTargetsParse(t *testing.T) {
+	m, err := NewMapper(Config{PathStyle: PathStyleNest})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hosts := []string{"quay.io", "localhost", "localhost:5000", "a.b:0", "registry.example.com:8443", "10.0.0.5:5000", "my-reg.io",
+		"[::1]", "[::1]:5000", "[::]", "[::]:1", "[fe80::]", "[1::]", "[::ffff:1.2.3.4]", "[::1.2.3.4]:5", "[1:2:3:4:5:6:7:8]",
+		"[1:2:3:4:5:6:7::]", "[2001:db8::8a2e:370:7334]:443", "[2001:DB8::1]", "[0-0--1]"}
+	seen := map[string]string{}
+	n := 0
+	for _, h := range hosts {
+		mp, err := m.Map(h + "/app:1")
+		if err != nil {
+			continue // not a host ("[0-0--1]")
+		}
+		n++
+		if _, err := ParseRef(mp.Target.String()); err != nil {
+			t.Errorf("%s: target %s does not parse: %v", h, mp.Target, err)
+		}
+		comp := strings.SplitN(mp.Target.Repository, "/", 2)[0]
+		if other, ok := seen[comp]; ok {
+			t.Errorf("%s and %s share the component %s", h, other, comp)
+		}
+		seen[comp] = h
+	}
+	if n < 19 {
+		t.Errorf("only %d hosts mapped", n)
 	}
 }
 

@@ -54,8 +54,9 @@ func ParsePins(r io.Reader, name string) (Pins, error) {
 
 // WithPins returns a copy of m whose rewritten images take their pinned
 // target when pins has one for their source. A pin whose repository is not
-// the computed target's (pins made with another registry or path style) is
-// an error when that image is mapped.
+// the computed target's (pins made with another registry or path style),
+// or whose digest is not the one written in the reference (a
+// *PinConflictError), is an error when that image is mapped.
 func (m *Mapper) WithPins(pins Pins) *Mapper {
 	c := *m
 	c.pins = pins
@@ -70,8 +71,23 @@ func (m *Mapper) pin(mp Mapping) (Mapping, error) {
 	if p.RepositoryName() != mp.Target.RepositoryName() {
 		return Mapping{}, &InvalidReferenceError{Value: mp.Source.String(), Reason: fmt.Sprintf("pinned to %s, but it maps to %s: make the pins with the same registry and path style", p, mp.Target.RepositoryName())}
 	}
+	if mp.Source.Digest != "" && p.Digest != mp.Source.Digest {
+		return Mapping{}, &PinConflictError{Source: mp.Source.String(), Written: mp.Source.Digest, Pin: p.String()}
+	}
 	mp.Target = p
 	return mp, nil
+}
+
+// PinConflictError reports a pin whose digest is not the digest written in
+// the reference: a pin never replaces a digest written in a manifest.
+type PinConflictError struct {
+	// Source is the reference as written, Written its digest, Pin the
+	// pinned target.
+	Source, Written, Pin string
+}
+
+func (e *PinConflictError) Error() string {
+	return fmt.Sprintf("%s is pinned to %s, but its digest is written as %s: a pin never replaces a digest written in a manifest; make the pins again, or fix the digest", e.Source, e.Pin, e.Written)
 }
 
 // Unpinned returns the images that are rewritten to a target without a

@@ -1,6 +1,7 @@
 package rewrite
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -37,6 +38,35 @@ func TestPins(t *testing.T) {
 	_, err = ParsePins(strings.NewReader("nginx sea.hub:5000/library/nginx\nnginx\tsea.hub:5000/library/nginx:1\n"), "pins")
 	if err == nil || !strings.Contains(err.Error(), "pins:1: want SOURCE<TAB>TARGET") || !strings.Contains(err.Error(), "pins:2: target sea.hub:5000/library/nginx:1 has no digest") {
 		t.Errorf("bad lines: %v", err)
+	}
+}
+
+// TestPinConflict (issue 29, item 9): a pin whose digest differs from the
+// digest written in the reference is a *PinConflictError naming both; a
+// pin with the written digest is no change.
+func TestPinConflict(t *testing.T) {
+	d1 := "sha256:" + strings.Repeat("01", 32)
+	d7 := "sha256:" + strings.Repeat("07", 32)
+	pins, err := ParsePins(strings.NewReader("docker.io/library/redis:7@"+d1+"\tsea.hub:5000/library/redis:7@"+d7+"\n"+
+		"docker.io/library/nginx@"+d1+"\tsea.hub:5000/library/nginx@"+d1+"\n"), "pins")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := NewMapper(Config{})
+	m = m.WithPins(pins)
+	_, err = m.Map("redis:7@" + d1)
+	var pe *PinConflictError
+	if !errors.As(err, &pe) || pe.Written != d1 || pe.Pin != "sea.hub:5000/library/redis:7@"+d7 || pe.Source != "docker.io/library/redis:7@"+d1 {
+		t.Fatalf("Map: %v, want a *PinConflictError", err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, d1) || !strings.Contains(msg, d7) {
+		t.Errorf("message names not both digests: %s", msg)
+	}
+	if got, err := m.Map("nginx@" + d1); err != nil || got.Target.String() != "sea.hub:5000/library/nginx@"+d1 {
+		t.Errorf("pin of the written digest: %v, %v", got.Target, err)
+	}
+	if got, err := m.Map("redis:7"); err != nil || got.Target.Digest != "" {
+		t.Errorf("a pin of redis:7@digest applied to redis:7: %v, %v", got.Target, err)
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/rehost/rehost/internal/bounded"
 )
 
 // dockerHub is how rehost spells Docker Hub in image lists and targets, as
@@ -41,7 +43,7 @@ func checkHost(host string) error {
 		ok = err == nil && addr.Is6()
 	}
 	if !ok {
-		return fmt.Errorf("registry host %q is not a domain name, IP address or localhost, with an optional port", host)
+		return fmt.Errorf("registry host %s is not a domain name, IP address or localhost, with an optional port", bounded.Quote(host))
 	}
 	return nil
 }
@@ -50,7 +52,7 @@ func checkHost(host string) error {
 func checkPath(path string) error {
 	for _, c := range strings.Split(path, "/") {
 		if !validComponent.MatchString(c) {
-			return fmt.Errorf("repository path component %q of %q must be lower-case letters and digits, separated by '.', '_', '__' or '-'", c, path)
+			return fmt.Errorf("repository path component %s of %s must be lower-case letters and digits, separated by '.', '_', '__' or '-'", bounded.Quote(c), bounded.Quote(path))
 		}
 	}
 	return nil
@@ -61,14 +63,14 @@ func checkPath(path string) error {
 func checkDigest(d string) error {
 	alg, hex, ok := strings.Cut(d, ":")
 	if !ok || alg == "" || hex == "" {
-		return fmt.Errorf("digest %q: want algorithm:hex, like sha256:<64 hex digits>", d)
+		return fmt.Errorf("digest %s: want algorithm:hex, like sha256:<64 hex digits>", bounded.Quote(d))
 	}
 	n, known := digestHexLen[alg]
 	if !known {
-		return fmt.Errorf("digest %q: unsupported algorithm %q (want sha256, sha384 or sha512)", d, alg)
+		return fmt.Errorf("digest %s: unsupported algorithm %s (want sha256, sha384 or sha512)", bounded.Quote(d), bounded.Quote(alg))
 	}
 	if len(hex) != n || strings.IndexFunc(hex, func(r rune) bool { return !('0' <= r && r <= '9' || 'a' <= r && r <= 'f') }) >= 0 {
-		return fmt.Errorf("digest %q: want %d lower-case hex digits after %s:", d, n, alg)
+		return fmt.Errorf("digest %s: want %d lower-case hex digits after %s:", bounded.Quote(d), n, alg)
 	}
 	return nil
 }
@@ -132,7 +134,7 @@ func ParseRef(s string) (Ref, error) {
 		case tag == "":
 			return bad("a tag name must follow the colon")
 		case !validTag.MatchString(tag):
-			return bad(fmt.Sprintf("tag %q must start with a letter, digit or _ and have at most 128 characters", tag))
+			return bad(fmt.Sprintf("tag %s must start with a letter, digit or _ and have at most 128 characters", bounded.Quote(tag)))
 		}
 	}
 	if name == "" {
@@ -143,10 +145,10 @@ func ParseRef(s string) (Ref, error) {
 		host, path = first, rest
 	}
 	if n := utf8.RuneCountInString(path); n < 1 || n > 255 {
-		return bad("repository must be between 1 and 255 characters in length: " + path)
+		return bad("repository must be between 1 and 255 characters in length: " + bounded.Cut(path, bounded.MaxQuoted))
 	}
 	if strings.IndexFunc(path, func(r rune) bool { return !strings.ContainsRune(repositoryChars, r) }) >= 0 {
-		return bad("repository can only contain the characters `" + repositoryChars + "`: " + path)
+		return bad("repository can only contain the characters `" + repositoryChars + "`: " + bounded.Cut(path, bounded.MaxQuoted))
 	}
 	if host == "" {
 		host = dockerHub

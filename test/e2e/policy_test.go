@@ -279,3 +279,40 @@ func TestPolicyKyvernoValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestPolicyKyvernoNoImage (issue 29, item 10): the Kyverno policy skips a
+// container without an image, in every list, as the CEL form does,
+// instead of failing the Pod with a JMESPath error; the other containers
+// are rewritten, and the check (--validate --deny) passes the Pod.
+func TestPolicyKyvernoNoImage(t *testing.T) {
+	kyverno := needTool(t, "kyverno")
+	dir := t.TempDir()
+	pods := filepath.Join(dir, "pods.yaml")
+	pod := "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: apps}\nspec:\n" +
+		"  containers:\n  - name: a\n  - {name: b, image: nginx:1.25}\n" +
+		"  initContainers:\n  - name: i\n  - {name: j, image: busybox}\n" +
+		"  ephemeralContainers:\n  - name: e\n"
+	if err := os.WriteFile(pods, []byte(pod), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pol := filepath.Join(dir, "policy.yaml")
+	if err := os.WriteFile(pol, run(t, nil, rehostBin(), "policy", "--format", "kyverno", "--validate", "--deny"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.yaml")
+	stdout, stderr, err := runErr(nil, kyverno, "apply", pol, "--resource", pods, "-o", out)
+	if err != nil || !bytes.Contains(stdout, []byte("fail: 0, warn: 0, error: 0")) {
+		t.Fatalf("kyverno apply: %v\n%s%s", err, stdout, stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := podImages(t, b)
+	want := map[string]string{"a": "", "b": "sea.hub:5000/library/nginx:1.25", "i": "", "j": "sea.hub:5000/library/busybox", "e": ""}
+	for name, img := range want {
+		if g, ok := got[name]; !ok || g != img {
+			t.Errorf("container %s: image %q (present %v), want %q\n%s", name, g, ok, img, b)
+		}
+	}
+}

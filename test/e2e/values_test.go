@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // helmBinaries returns the Helm 3 and Helm 4 binaries, by major version.
@@ -177,5 +179,58 @@ func TestValuesNamedAndOperator(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestIPv6Target (issue 29, item 1): an IPv6 target registry through the
+// commands that write YAML with the real Helm and the KRM function binary:
+// the values overlay and the relocated chart of a chart that quotes its
+// images parse, and render with Helm 3 and Helm 4 what rehost rewrite
+// gives, document by document; rehost fn gives what rehost rewrite gives.
+// A chart that writes its images unquoted cannot take an IPv6 registry
+// from values: the images are reported, saying why.
+func TestIPv6Target(t *testing.T) {
+	helms := helmBinaries(t)
+	const reg = "[fd00::5]:5000"
+	chart := testChart("airgap-absent")
+	render := []string{"--kube-version", chartKube, "--registry", reg}
+	want, _ := helmDocs(t, run(t, nil, rehostBin(), append([]string{"rewrite", chart}, render...)...))
+	if len(want) == 0 || !strings.Contains(strings.Join(want, ""), reg+"/library/nginx:1.25") {
+		t.Fatalf("rehost rewrite: %q", want)
+	}
+	overlay := run(t, nil, rehostBin(), append([]string{"values", chart}, render...)...)
+	var values map[string]any
+	if err := yaml.Unmarshal(overlay, &values); err != nil || values["global"].(map[string]any)["imageRegistry"] != reg {
+		t.Fatalf("the overlay does not read back (%v):\n%s", err, overlay)
+	}
+	overlayFile := writeTemp(t, string(overlay))
+	relocated := filepath.Join(t.TempDir(), "relocated")
+	run(t, nil, rehostBin(), append([]string{"relocate", chart, "--output", relocated}, render...)...)
+	for name, helm := range helms {
+		got, _ := helmDocs(t, runHelm(t, helm, "template", chart, "--kube-version", chartKube, "-f", overlayFile))
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s template -f overlay:\n%s\nwant:\n%s", name, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		got, _ = helmDocs(t, runHelm(t, helm, "template", relocated, "--kube-version", chartKube))
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s template relocated:\n%s\nwant:\n%s", name, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+
+	stream := []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: a\n    image: nginx\n  - {name: b, image: redis:7}\n" +
+		"---\napiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: a}\nspec:\n  source: {repoURL: https://charts.example.com, chart: x, targetRevision: 1.0.0}\n")
+	config := writeTemp(t, "apiVersion: rehost.dev/v1alpha1\nkind: RewriteConfig\nregistry: '"+reg+"'\n")
+	fnOut := run(t, nil, fnBin(), config, writeTemp(t, string(stream)))
+	rwOut := run(t, stream, rehostBin(), "rewrite", "--registry", reg)
+	gotFn, _ := helmDocs(t, fnOut)
+	wantFn, _ := helmDocs(t, rwOut)
+	if len(wantFn) != 2 || !reflect.DeepEqual(gotFn, wantFn) || !strings.Contains(string(rwOut), "    image: '"+reg+"/library/nginx'\n") || !strings.Contains(string(rwOut), "{repoURL: '"+reg+"/charts',") {
+		t.Errorf("rehost fn:\n%s\nrehost rewrite:\n%s", fnOut, rwOut)
+	}
+
+	_, errOut, err := runErr(nil, rehostBin(), "values", testChart("airgap-operator"), "--kube-version", chartKube, "--registry", reg)
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 3 || !bytes.Contains(errOut, []byte("the chart writes the value without quotes")) {
+		t.Errorf("values of a chart writing its images unquoted: %v\n%s", err, errOut)
 	}
 }

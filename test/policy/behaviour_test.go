@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -250,5 +251,77 @@ func TestPins(t *testing.T) {
 	checkImages(t, s, m, images, 10)
 	if want(m, "nginx:1.25") != pinned {
 		t.Fatalf("the mapper does not pin: %s", want(m, "nginx:1.25"))
+	}
+}
+
+// TestContainerWithoutImage (issue 29, item 10): a container without an
+// image is skipped by the mutation and by the check, in every list; the
+// other containers of the Pod are rewritten. The Kyverno form does the
+// same (test/e2e TestPolicyKyvernoNoImage).
+func TestContainerWithoutImage(t *testing.T) {
+	s := newAPIServer(t, generate(t, rewrite.Config{}, policy.Options{Validate: true, Deny: true}))
+	p := podOf("apps", []string{"nginx", "busybox", "alpine"})
+	p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "noimage"})
+	p.Spec.InitContainers = append([]corev1.Container{{Name: "noimage-init"}}, p.Spec.InitContainers...)
+	p.Spec.EphemeralContainers = append(p.Spec.EphemeralContainers, corev1.EphemeralContainer{EphemeralContainerCommon: corev1.EphemeralContainerCommon{Name: "noimage-debug"}})
+	got, warns, err := s.admit(p, admission.Create, nil)
+	if err != nil {
+		t.Fatalf("%v (warnings %v)", err, warns)
+	}
+	if got.Spec.Containers[0].Image != "sea.hub:5000/library/nginx" || got.Spec.Containers[1].Image != "" ||
+		got.Spec.InitContainers[0].Image != "" || got.Spec.InitContainers[1].Image != "sea.hub:5000/library/busybox" ||
+		got.Spec.EphemeralContainers[0].Image != "sea.hub:5000/library/alpine" || got.Spec.EphemeralContainers[1].Image != "" {
+		t.Errorf("got %+v %+v %+v", got.Spec.Containers, got.Spec.InitContainers, got.Spec.EphemeralContainers)
+	}
+}
+
+// TestPinsAtScale (issue 29, item 9): a policy with 3,000 pins, defined
+// once in spec.variables (split in maps the API server's CEL parser
+// takes), compiles and evaluates within the admission plugins' limits at
+// every API version, and gives each image what rehost rewrite --pins
+// gives it: pinned sources in any spelling, sources with another tag or
+// without one, unpinned images.
+func TestPinsAtScale(t *testing.T) {
+	pins := rewrite.Pins{}
+	var images []string
+	for i := 0; i < 3000; i++ {
+		src := fmt.Sprintf("registry.example.com/team-%02d/app-%04d:1.%02d", i%97, i, i%89)
+		dst, err := rewrite.ParseRef(fmt.Sprintf("sea.hub:5000/team-%02d/app-%04d:1.%02d@sha256:%064x", i%97, i, i%89, i*7919+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pins[src] = dst
+		if i%100 == 0 {
+			images = append(images, src, strings.Replace(src, ":1.", ":2.", 1), strings.ToUpper(src[:8])+src[8:])
+		}
+	}
+	// Docker Hub spellings and a source pinned without a tag.
+	for src, dst := range map[string]string{"docker.io/library/nginx:1.25": "sea.hub:5000/library/nginx:1.25@" + dig, "docker.io/library/redis:latest": "sea.hub:5000/library/redis:latest@" + dig} {
+		r, err := rewrite.ParseRef(dst)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pins[src] = r
+	}
+	images = append(images, "nginx:1.25", "index.docker.io/nginx:1.25", "redis", "redis:latest", "docker.io/library/redis", "redis:7", "nginx")
+	m, err := rewrite.NewMapper(rewrite.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = m.WithPins(pins)
+	pinned := 0
+	for _, img := range images {
+		if strings.Contains(want(m, img), "@sha256:") {
+			pinned++
+		}
+	}
+	if pinned < 35 {
+		t.Fatalf("only %d of %d images pinned: the test pins nothing", pinned, len(images))
+	}
+	for _, v := range []string{policy.V1, policy.V1beta1, policy.V1alpha1} {
+		t.Run(v[strings.LastIndex(v, "/")+1:], func(t *testing.T) {
+			s := newAPIServer(t, generate(t, rewrite.Config{}, policy.Options{APIVersion: v, Pins: pins, Validate: true, Deny: true}))
+			checkImages(t, s, m, images, 30)
+		})
 	}
 }

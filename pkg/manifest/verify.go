@@ -1,0 +1,263 @@
+package manifest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/rehost/rehost/internal/bounded"
+	"go.yaml.in/yaml/v3"
+)
+
+// The proof of a rewrite (spliceVerified): the rewritten document must
+// parse into the tree of the document as read, with only the rewritten
+// values changed, or the rewrite is an error. Two ways to prove it:
+//
+//   - verifySplice parses the whole result again and compares the trees
+//     node by node: for every document whose edits touch parts of strings,
+//     aliases, added fields, block scalars or tagged values;
+//   - verifyTokens, for the common document whose edits all replace
+//     one-line scalars whole, parses only the tokens: each scalar token as
+//     written and the token written in its place, in the same context (a
+//     block, or a flow collection), must each read as one scalar, the old
+//     one as the node read from the document (same value, style and tag:
+//     the replaced bytes were exactly its token), the new one as the new
+//     value, a string. A scalar token is read the same whatever precedes
+//     it where a scalar may start, and it ends where the token written in
+//     its place ends (a quoted token at its quote; a plain one at the
+//     blank, line end, "," "]" or "}" after it, which ended the old token
+//     too, since a new plain token never ends in ":"), so the document
+//     reads as the same tokens but for that scalar's value and style. It
+//     costs a parse of the tokens instead of the document.
+
+// tokensOnly reports whether the edits of a document all replaced
+// one-line scalars whole (reps), none tagged or in block style, so that
+// verifyTokens proves them.
+func tokensOnly(edits []edit, reps []replacement) bool {
+	if len(reps) == 0 {
+		return false
+	}
+	for _, r := range reps {
+		n := r.node
+		if n.Kind != yaml.ScalarNode || n.Style&(yaml.TaggedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0 || hasBreak(r.old) || hasBreak(r.new) {
+			return false
+		}
+	}
+	var nodes map[*yaml.Node]bool // for many edits
+	if len(edits) > 16 {
+		nodes = make(map[*yaml.Node]bool, len(reps))
+		for _, r := range reps {
+			nodes[r.node] = true
+		}
+	}
+	for _, e := range edits {
+		if e.insert != nil || e.alias {
+			return false
+		}
+		if nodes != nil {
+			if !nodes[e.node] {
+				return false
+			}
+			continue
+		}
+		found := false
+		for _, r := range reps {
+			found = found || r.node == e.node
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// hasBreak reports whether s holds a line break, or a character that may
+// end a line.
+func hasBreak(s string) bool {
+	return strings.ContainsAny(s, "\n\r\u0085\u2028\u2029")
+}
+
+// verifyTokens proves the replacements of a document token by token (see
+// above): the tokens written in a block are read as the items of a block
+// sequence ("- OLD", "- NEW"), those in a flow collection as the items of
+// a flow sequence ("[OLD, NEW, ...]"); a token that reads the same in
+// both (see contextual) is read in a block. A pair of tokens read before
+// in the run (p) is not read again.
+func verifyTokens(reps []replacement, want map[*yaml.Node]string, ctx *scalarContext, p *prover) error {
+	var block, flow []byte
+	var inBlock, inFlow []replacement
+	for _, r := range reps {
+		isFlow := (contextual(r.old) || contextual(r.new)) && ctx.inFlow(r.node)
+		if rd, ok := p.lookup(tokenPair{isFlow, r.old, r.new}); ok {
+			if err := rd.check(r, want); err != nil {
+				return err
+			}
+			continue
+		}
+		if isFlow {
+			if len(inFlow) > 0 {
+				flow = append(flow, ", "...)
+			}
+			flow = append(append(append(flow, r.old...), ", "...), r.new...)
+			inFlow = append(inFlow, r)
+			continue
+		}
+		block = append(append(append(append(append(block, "- "...), r.old...), "\n- "...), r.new...), '\n')
+		inBlock = append(inBlock, r)
+	}
+	if len(inBlock) > 0 {
+		if err := p.read(block, inBlock, false, want); err != nil {
+			return err
+		}
+	}
+	if len(inFlow) > 0 {
+		return p.read(append(append([]byte("["), flow...), ']'), inFlow, true, want)
+	}
+	return nil
+}
+
+// contextual reports whether a one-line token may read differently in a
+// block and in a flow collection: a plain one holding ",?[]{}" or starting
+// with ":" or "?". A quoted token, or a plain one without them, reads the
+// same in both, so it is proved in a block without finding out where it is.
+func contextual(tok string) bool {
+	if tok == "" || tok[0] == '"' || tok[0] == '\'' {
+		return false
+	}
+	return tok[0] == ':' || tok[0] == '?' || strings.ContainsAny(tok, ",?[]{}")
+}
+
+// prover remembers, for a run, how pairs of tokens were read, so that a
+// value rewritten in many documents is read once (at most maxReadings
+// pairs are kept). A nil prover remembers nothing.
+type prover struct {
+	mu       sync.Mutex
+	readings map[tokenPair]tokenReading
+}
+
+// maxReadings bounds the pairs a prover keeps.
+const maxReadings = 4096
+
+// tokenPair is a scalar token as written and the token written in its
+// place, in a flow collection or in a block.
+type tokenPair struct {
+	flow     bool
+	old, new string
+}
+
+// tokenReading is how a tokenPair reads.
+type tokenReading struct {
+	oldValue, oldTag string
+	oldStyle         yaml.Style // its quoting style
+	newValue         string
+	newString        bool
+}
+
+func (p *prover) lookup(k tokenPair) (tokenReading, bool) {
+	if p == nil {
+		return tokenReading{}, false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	rd, ok := p.readings[k]
+	return rd, ok
+}
+
+func (p *prover) store(k tokenPair, rd tokenReading) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.readings == nil {
+		p.readings = map[tokenPair]tokenReading{}
+	}
+	if len(p.readings) < maxReadings {
+		p.readings[k] = rd
+	}
+}
+
+const quotedStyles = yaml.DoubleQuotedStyle | yaml.SingleQuotedStyle
+
+// check checks that the old token read as r's node (the bytes replaced
+// were exactly its token) and the new one as its new value, a string.
+func (rd tokenReading) check(r replacement, want map[*yaml.Node]string) error {
+	switch {
+	case rd.oldValue != r.node.Value || rd.oldTag != r.node.Tag || rd.oldStyle != r.node.Style&quotedStyles:
+		return &unsafeEditError{Line: r.node.Line, Reason: "the bytes replaced are not the value read"}
+	case rd.newValue != want[r.node] || !rd.newString:
+		return &unsafeEditError{Line: r.node.Line, Reason: "the value written would not read as the new value"}
+	}
+	return nil
+}
+
+// read reads probe, a sequence of the old and new tokens of reps in turn
+// (in a flow collection when flow is set), remembers how each pair reads
+// and checks it.
+func (p *prover) read(probe []byte, reps []replacement, flow bool, want map[*yaml.Node]string) error {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(probe, &doc); err != nil {
+		return &unsafeEditError{Line: reps[0].node.Line, Reason: fmt.Sprintf("the values written would not parse (%s)", strings.TrimPrefix(err.Error(), "yaml: "))}
+	}
+	var items []*yaml.Node
+	if len(doc.Content) == 1 && doc.Content[0].Kind == yaml.SequenceNode {
+		items = doc.Content[0].Content
+	}
+	if len(items) != 2*len(reps) {
+		return &unsafeEditError{Line: reps[0].node.Line, Reason: "the values written would not read as one value each"}
+	}
+	for i, r := range reps {
+		old, got := items[2*i], items[2*i+1]
+		if old.Kind != yaml.ScalarNode || got.Kind != yaml.ScalarNode {
+			return &unsafeEditError{Line: r.node.Line, Reason: "the values written would not read as one value each"}
+		}
+		rd := tokenReading{oldValue: old.Value, oldTag: old.Tag, oldStyle: old.Style & quotedStyles, newValue: got.Value, newString: got.ShortTag() == "!!str"}
+		p.store(tokenPair{flow, r.old, r.new}, rd)
+		if err := rd.check(r, want); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// verifySplice checks that out, the spliced document, parses into the
+// tree of root with the edited nodes holding want and the fields of the
+// insertions added.
+func verifySplice(out []byte, root *yaml.Node, edits []edit, want map[*yaml.Node]string) error {
+	var got yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(yaml11(out)))
+	if err := dec.Decode(&got); err != nil {
+		line := 0
+		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+			line, _ = strconv.Atoi(m[1])
+		}
+		return &unsafeEditError{Line: line, Reason: fmt.Sprintf("the result would not parse (%s)", strings.TrimPrefix(err.Error(), "yaml: "))}
+	}
+	var next yaml.Node
+	if err := dec.Decode(&next); !errors.Is(err, io.EOF) {
+		return &unsafeEditError{Reason: "the result would hold more than one document"}
+	}
+	if err := dropInserted(root, &got, edits); err != nil {
+		return &unsafeEditError{Reason: err.Error()}
+	}
+	if path, line, ok := sameTree(root, &got, want, ""); !ok {
+		return &unsafeEditError{Line: line, Reason: fmt.Sprintf("it would change %s beyond the rewritten values", bounded.Cut(path, bounded.MaxQuoted))}
+	}
+	return nil
+}
+
+// unsafeEditError is a rewrite that would not give back the document with
+// only its rewritten values changed: Line (of the document, 1-based; 0
+// when unknown) is where the difference shows.
+type unsafeEditError struct {
+	Line   int
+	Reason string
+}
+
+func (e *unsafeEditError) Error() string {
+	return "rewriting in place would break the document: " + e.Reason + "; nothing was written (please report this as a bug of rehost)"
+}
