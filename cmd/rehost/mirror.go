@@ -15,6 +15,7 @@ import (
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/rehost/rehost/cmd/rehost/internal/report"
 	"github.com/rehost/rehost/internal/bytesize"
 	"github.com/rehost/rehost/pkg/manifest"
 	"github.com/rehost/rehost/pkg/mirror"
@@ -295,7 +296,7 @@ attachments apart. Standard output is empty, except:
 				return printPinned(s.out, sum)
 			}
 			if f.dryRun {
-				return mirror.WritePlan(s.out, sum)
+				return report.WritePlan(s.out, sum)
 			}
 			return nil
 		},
@@ -478,11 +479,11 @@ func (f *mirrorFlags) options(mapper *rewrite.Mapper, s streams) (mirror.Options
 	case f.dryRun && !f.pin:
 		// The plan goes to stdout once the run is over; stderr keeps
 		// notices, warnings, failures and the summary.
-		o.Reporter = planReporter{mirror.NewLineReporter(s.err)}
+		o.Reporter = planReporter{report.NewLine(s.err)}
 	case f.progress == "auto" && isTerminal(s.err):
-		o.Reporter = mirror.NewTerminalReporter(s.err)
+		o.Reporter = report.NewTerminal(s.err)
 	default:
-		o.Reporter = mirror.NewLineReporter(s.err)
+		o.Reporter = report.NewLine(s.err)
 	}
 	return o, nil
 }

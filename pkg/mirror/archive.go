@@ -99,7 +99,7 @@ func (m *Mirror) ExportArchive(ctx context.Context, jobs []Job, path string, o A
 
 // recount is s with its counts made again from its results.
 func (s Summary) recount() Summary {
-	out := Summary{Elapsed: s.Elapsed, attachments: s.attachments, dryRun: s.dryRun}
+	out := Summary{Elapsed: s.Elapsed, ListedAttachments: s.ListedAttachments, DryRun: s.DryRun}
 	for _, r := range s.Results {
 		out.add(r)
 	}

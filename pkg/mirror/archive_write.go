@@ -21,6 +21,7 @@ import (
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/rehost/rehost/internal/bytesize"
 )
 
 // ExportArchive plans its archive, then places it (see its doc). The
@@ -561,7 +562,7 @@ func createParts(path string, partSize, total int64, report func(string, int64),
 	w := &partFiles{path: path, size: cmp.Or(partSize, max(total, 1)), total: total, report: report, fail: fail}
 	n := int((total + w.size - 1) / w.size)
 	if partSize > 0 && n > MaxParts {
-		return nil, fmt.Errorf("%s: %s in more than %d parts of %s: use larger parts", path, humanBytes(total), MaxParts, humanBytes(partSize))
+		return nil, fmt.Errorf("%s: %s in more than %d parts of %s: use larger parts", path, bytesize.Fixed(total), MaxParts, bytesize.Fixed(partSize))
 	}
 	for i := range n {
 		name := path

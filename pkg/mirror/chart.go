@@ -17,6 +17,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/rehost/rehost/internal/bytesize"
 	"github.com/rehost/rehost/internal/chartarchive"
 	"github.com/rehost/rehost/pkg/rewrite"
 	"go.yaml.in/yaml/v3"
@@ -151,7 +152,7 @@ func readBounded(path string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(b)) > max {
-		return nil, fmt.Errorf("%s: %w of %s", path, ErrTooLarge, humanBytes(max))
+		return nil, fmt.Errorf("%s: %w of %s", path, ErrTooLarge, bytesize.Fixed(max))
 	}
 	return b, nil
 }
@@ -162,10 +163,10 @@ func readBounded(path string, max int64) ([]byte, error) {
 // `helm push` makes them.
 func NewChart(archive, prov []byte) (*Chart, error) {
 	if len(archive) > MaxChartSize {
-		return nil, fmt.Errorf("%w: %s, %w of %s", ErrNotChart, humanBytes(int64(len(archive))), ErrTooLarge, humanBytes(MaxChartSize))
+		return nil, fmt.Errorf("%w: %s, %w of %s", ErrNotChart, bytesize.Fixed(int64(len(archive))), ErrTooLarge, bytesize.Fixed(MaxChartSize))
 	}
 	if len(prov) > MaxProvenanceSize {
-		return nil, fmt.Errorf("provenance file: %s, %w of %s", humanBytes(int64(len(prov))), ErrTooLarge, humanBytes(MaxProvenanceSize))
+		return nil, fmt.Errorf("provenance file: %s, %w of %s", bytesize.Fixed(int64(len(prov))), ErrTooLarge, bytesize.Fixed(MaxProvenanceSize))
 	}
 	raw, err := chartYAML(archive)
 	if err != nil {
@@ -252,7 +253,7 @@ func chartYAML(archive []byte) ([]byte, error) {
 		}
 		if err != nil {
 			if lr.N <= 0 {
-				return nil, fmt.Errorf("%w: more than %s unpacked: %w", ErrNotChart, humanBytes(maxChartUnpacked), ErrTooLarge)
+				return nil, fmt.Errorf("%w: more than %s unpacked: %w", ErrNotChart, bytesize.Fixed(maxChartUnpacked), ErrTooLarge)
 			}
 			return nil, fmt.Errorf("%w: %v", ErrNotChart, err)
 		}
@@ -264,7 +265,7 @@ func chartYAML(archive []byte) ([]byte, error) {
 			continue
 		}
 		if h.Size > maxChartYAML {
-			return nil, fmt.Errorf("%w: %s: %s, %w of %s", ErrNotChart, Quote(h.Name), humanBytes(h.Size), ErrTooLarge, humanBytes(maxChartYAML))
+			return nil, fmt.Errorf("%w: %s: %s, %w of %s", ErrNotChart, Quote(h.Name), bytesize.Fixed(h.Size), ErrTooLarge, bytesize.Fixed(maxChartYAML))
 		}
 		if found, err = io.ReadAll(tr); err != nil {
 			return nil, fmt.Errorf("%w: %s: %v", ErrNotChart, Quote(h.Name), err)

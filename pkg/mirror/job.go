@@ -106,9 +106,12 @@ type Summary struct {
 	Bytes int64
 	// Elapsed is the run's wall-clock time.
 	Elapsed time.Duration
-
-	attachments bool // the run looked for attachments
-	dryRun      bool // the run was a dry run
+	// ListedAttachments says that the run looked for attachments
+	// (Options.Attachments is not AttachmentsNone, and a dry run does not
+	// pin), so that Attachments counts them.
+	ListedAttachments bool
+	// DryRun says that the run was a dry run (Options.DryRun).
+	DryRun bool
 }
 
 // Counts counts outcomes by status.
@@ -206,3 +209,12 @@ func (e *ImageError) Error() string {
 
 // Unwrap returns the reason, for errors.Is and errors.As.
 func (e *ImageError) Unwrap() error { return e.Err }
+
+// errText is an error's message on one line, unprintable characters
+// escaped.
+func errText(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	return clean(err.Error())
+}

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/rehost/rehost/internal/bytesize"
 )
 
 // fileSource is where the files of an OCI image layout are read from: a
@@ -39,14 +40,14 @@ func (d layoutFS) readFile(rel string, max int64) ([]byte, error) {
 	}
 	defer f.Close()
 	if size > max {
-		return nil, fmt.Errorf("%s: %s, %w of %s", d.show(rel), humanBytes(size), ErrTooLarge, humanBytes(max))
+		return nil, fmt.Errorf("%s: %s, %w of %s", d.show(rel), bytesize.Fixed(size), ErrTooLarge, bytesize.Fixed(max))
 	}
 	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		return nil, &fs.PathError{Op: "read", Path: d.show(rel), Err: err}
 	}
 	if int64(len(b)) > max {
-		return nil, fmt.Errorf("%s: grew while being read, %w of %s", d.show(rel), ErrTooLarge, humanBytes(max))
+		return nil, fmt.Errorf("%s: grew while being read, %w of %s", d.show(rel), ErrTooLarge, bytesize.Fixed(max))
 	}
 	return b, nil
 }
@@ -56,7 +57,7 @@ func (d layoutFS) readFile(rel string, max int64) ([]byte, error) {
 func (d layoutFS) readBlob(desc v1.Descriptor, max int64) ([]byte, error) {
 	rel := blobPath(desc.Digest)
 	if desc.Size < 0 || desc.Size > max {
-		return nil, fmt.Errorf("%s: declared size %d bytes is %w of %s", d.show(rel), desc.Size, ErrTooLarge, humanBytes(max))
+		return nil, fmt.Errorf("%s: declared size %d bytes is %w of %s", d.show(rel), desc.Size, ErrTooLarge, bytesize.Fixed(max))
 	}
 	f, size, err := d.open(rel)
 	if err != nil {

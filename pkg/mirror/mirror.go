@@ -328,7 +328,7 @@ func (m *Mirror) runTasks(ctx context.Context, tasks []task, h holder, notices .
 	}
 	close(next)
 	wg.Wait()
-	s := Summary{attachments: m.listsAttachments(), dryRun: m.opts.DryRun}
+	s := Summary{ListedAttachments: m.listsAttachments(), DryRun: m.opts.DryRun}
 	for _, r := range results {
 		s.add(r)
 	}

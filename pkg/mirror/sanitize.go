@@ -5,17 +5,12 @@ import (
 	"encoding/base64"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/rehost/rehost/internal/printable"
 )
-
-// maxQuoted bounds the bytes of an untrusted string that Quote shows.
-const maxQuoted = 512
 
 // Quote returns s as it is when it is safe to print as one word (printable
 // characters, no space, quote or backslash), otherwise quoted as by
@@ -23,64 +18,11 @@ const maxQuoted = 512
 // left raw. Strings longer than 512 bytes are cut. Reports quote every
 // string read from an OCI layout or a registry this way: the image sources
 // and attachment values recorded in a layout's annotations are untrusted.
-func Quote(s string) string {
-	cut := ""
-	if len(s) > maxQuoted {
-		n := maxQuoted
-		for n > 0 && !utf8.RuneStart(s[n]) {
-			n--
-		}
-		cut = "…(" + strconv.Itoa(len(s)) + " bytes)"
-		s = s[:n]
-	}
-	if s != "" && cut == "" && plain(s) {
-		return s
-	}
-	return strconv.Quote(s) + cut
-}
+func Quote(s string) string { return printable.Quote(s) }
 
-// plain reports whether s prints as one word as it is.
-func plain(s string) bool {
-	for _, r := range s {
-		if r == utf8.RuneError || r == ' ' || r == '"' || r == '\\' || !unicode.IsPrint(r) {
-			return false
-		}
-	}
-	return utf8.ValidString(s)
-}
-
-// clean escapes what is not printable in a message (control characters,
-// terminal escapes, newlines, invalid UTF-8, bidirectional controls) as
-// strconv.Quote would, and keeps the rest: a message stays one line.
-func clean(s string) string {
-	ok := true
-	for _, r := range s {
-		if r == utf8.RuneError || (r != ' ' && !unicode.IsPrint(r)) {
-			ok = false
-			break
-		}
-	}
-	if ok && utf8.ValidString(s) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n <= 1:
-			b.WriteString(`\x`)
-			b.WriteString(strconv.FormatUint(uint64(s[i])>>4, 16))
-			b.WriteString(strconv.FormatUint(uint64(s[i])&15, 16))
-		case r == ' ' || unicode.IsPrint(r):
-			b.WriteString(s[i : i+n])
-		default:
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-		}
-		i += n
-	}
-	return b.String()
-}
+// clean escapes what is not printable in a message (printable.Clean): a
+// message stays one line.
+func clean(s string) string { return printable.Clean(s) }
 
 // redacted replaces a credential in a message.
 const redacted = "[redacted]"

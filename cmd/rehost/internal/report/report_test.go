@@ -1,24 +1,26 @@
-package mirror
+package report
 
 import (
 	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rehost/rehost/pkg/mirror"
 )
 
 func TestResultLine(t *testing.T) {
-	j := Job{Source: "docker.io/library/nginx:1.25", Target: "sea.hub:5000/library/nginx:1.25"}
+	j := mirror.Job{Source: "docker.io/library/nginx:1.25", Target: "sea.hub:5000/library/nginx:1.25"}
 	d := "sha256:4c0fdaa8b6341bfdeca5f18f7837462c80cff90527ee35ef185571e1c327beac"
 	for _, c := range []struct {
-		r    Result
+		r    mirror.Result
 		want string
 	}{
-		{Result{Job: j, Destination: j.Target, Status: Copied, Digest: d, Bytes: 70_567_000}, "copied  docker.io/library/nginx:1.25 -> sea.hub:5000/library/nginx:1.25 (sha256:4c0fdaa8b634, 67.3 MiB)"},
-		{Result{Job: j, Destination: j.Target, Status: Skipped, Digest: d}, "skipped docker.io/library/nginx:1.25 -> sea.hub:5000/library/nginx:1.25 (present, sha256:4c0fdaa8b634)"},
-		{Result{Job: j, Destination: "oci:bundle", Status: Planned}, "would copy docker.io/library/nginx:1.25 -> oci:bundle"},
-		{Result{Job: j, Destination: j.Target, Status: Planned, Digest: d}, "would copy docker.io/library/nginx:1.25 -> sea.hub:5000/library/nginx:1.25 (" + d + ")"},
-		{Result{Job: j, Destination: j.Target, Status: Failed, Err: errors.New("boom")}, "failed  docker.io/library/nginx:1.25 -> sea.hub:5000/library/nginx:1.25: boom"},
+		{mirror.Result{Job: j, Destination: j.Target, Status: mirror.Copied, Digest: d, Bytes: 70_567_000}, "copied  docker.io/library/nginx:1.25 -> sea.hub:5000/library/nginx:1.25 (sha256:4c0fdaa8b634, 67.3 MiB)"},
+		{mirror.Result{Job: j, Destination: j.Target, Status: mirror.Skipped, Digest: d}, "skipped docker.io/library/nginx:1.25 -> sea.hub:5000/library/nginx:1.25 (present, sha256:4c0fdaa8b634)"},
+		{mirror.Result{Job: j, Destination: "oci:bundle", Status: mirror.Planned}, "would copy docker.io/library/nginx:1.25 -> oci:bundle"},
+		{mirror.Result{Job: j, Destination: j.Target, Status: mirror.Planned, Digest: d}, "would copy docker.io/library/nginx:1.25 -> sea.hub:5000/library/nginx:1.25 (" + d + ")"},
+		{mirror.Result{Job: j, Destination: j.Target, Status: mirror.Failed, Err: errors.New("boom")}, "failed  docker.io/library/nginx:1.25 -> sea.hub:5000/library/nginx:1.25: boom"},
 	} {
 		if got := resultLine(c.r); got != c.want {
 			t.Errorf("resultLine(%s):\n got %q\nwant %q", c.r.Status, got, c.want)
@@ -26,34 +28,26 @@ func TestResultLine(t *testing.T) {
 	}
 }
 
-func TestHumanBytes(t *testing.T) {
-	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 1536: "1.5 KiB", 5 << 20: "5.0 MiB", 3 << 30: "3.0 GiB"} {
-		if got := humanBytes(n); got != want {
-			t.Errorf("humanBytes(%d) = %q, want %q", n, got, want)
-		}
-	}
-}
-
 func TestSummaryLine(t *testing.T) {
-	s := Summary{Copied: 3, Skipped: 1, Failed: 1, Bytes: 2048, Elapsed: 1234 * time.Millisecond}
-	if got, want := summaryLine(s), "3 copied, 1 skipped, 1 failed, 2.0 KiB in 1.2s"; got != want {
+	s := mirror.Summary{Copied: 3, Skipped: 1, Failed: 1, Bytes: 2048, Elapsed: 1234 * time.Millisecond}
+	if got, want := SummaryLine(s), "3 copied, 1 skipped, 1 failed, 2.0 KiB in 1.2s"; got != want {
 		t.Errorf("summaryLine = %q, want %q", got, want)
 	}
-	if got, want := summaryLine(Summary{Planned: 4}), "dry run: 4 images would be copied, 0 failed"; got != want {
+	if got, want := SummaryLine(mirror.Summary{Planned: 4}), "dry run: 4 images would be copied, 0 failed"; got != want {
 		t.Errorf("summaryLine = %q, want %q", got, want)
 	}
 }
 
 func TestLineReporter(t *testing.T) {
 	var b strings.Builder
-	r := NewLineReporter(&b)
-	j := Job{Source: "a/b:1", Target: "r/a/b:1"}
+	r := NewLine(&b)
+	j := mirror.Job{Source: "a/b:1", Target: "r/a/b:1"}
 	r.Begin(1)
 	r.Start(j)
 	r.Transferred(10)
 	r.Warn(j, "careful")
-	r.Done(Result{Job: j, Destination: j.Target, Status: Copied, Digest: "sha256:00", Bytes: 10})
-	r.End(Summary{Copied: 1, Bytes: 10})
+	r.Done(mirror.Result{Job: j, Destination: j.Target, Status: mirror.Copied, Digest: "sha256:00", Bytes: 10})
+	r.End(mirror.Summary{Copied: 1, Bytes: 10})
 	want := "warning: a/b:1: careful\ncopied  a/b:1 -> r/a/b:1 (sha256:00, 10 B)\n1 copied, 0 skipped, 0 failed, 10 B in 0s\n"
 	if b.String() != want {
 		t.Errorf("output:\n%q\nwant:\n%q", b.String(), want)
@@ -63,9 +57,8 @@ func TestLineReporter(t *testing.T) {
 func TestTerminalReporter(t *testing.T) {
 	var b strings.Builder
 	now := time.Unix(0, 0)
-	r := NewTerminalReporter(&b).(*termReporter)
-	r.now = func() time.Time { return now }
-	one, two := Job{Source: "x/one:1", Target: "r/x/one:1"}, Job{Source: "x/two:1", Target: "r/x/two:1"}
+	r := newTerminal(&b, func() time.Time { return now })
+	one, two := mirror.Job{Source: "x/one:1", Target: "r/x/one:1"}, mirror.Job{Source: "x/two:1", Target: "r/x/two:1"}
 	r.Begin(2)
 	r.Start(one)
 	r.Start(two)
@@ -79,9 +72,9 @@ func TestTerminalReporter(t *testing.T) {
 	if !strings.HasSuffix(b.String(), "\r[0/2] 4.0 KiB  x/one:1 (+1)") {
 		t.Errorf("status line: %q", b.String())
 	}
-	r.Done(Result{Job: one, Destination: one.Target, Status: Copied})
-	r.Done(Result{Job: two, Destination: two.Target, Status: Failed, Err: errors.New("boom")})
-	r.End(Summary{Copied: 1, Failed: 1, Bytes: 4096})
+	r.Done(mirror.Result{Job: one, Destination: one.Target, Status: mirror.Copied})
+	r.Done(mirror.Result{Job: two, Destination: two.Target, Status: mirror.Failed, Err: errors.New("boom")})
+	r.End(mirror.Summary{Copied: 1, Failed: 1, Bytes: 4096})
 	out := b.String()
 	for _, want := range []string{"\r[1/2] 4.0 KiB  x/two:1", "failed  x/two:1 -> r/x/two:1: boom\n", "1 copied, 0 skipped, 1 failed, 4.0 KiB in 0s\n"} {
 		if !strings.Contains(out, want) {
@@ -98,9 +91,9 @@ func TestTerminalReporter(t *testing.T) {
 
 func TestPartReporters(t *testing.T) {
 	var b strings.Builder
-	r := NewLineReporter(&b).(PartReporter)
-	r.CheckProgress(CheckProgress{Checksums: "b.tar.sha256", Total: 3 << 20, Files: 2})
-	r.CheckProgress(CheckProgress{Checksums: "b.tar.sha256", Bytes: 2 << 20, Total: 3 << 20, Checked: 1, Files: 2, File: "b.tar.part000"})
+	r := NewLine(&b).(mirror.PartReporter)
+	r.CheckProgress(mirror.CheckProgress{Checksums: "b.tar.sha256", Total: 3 << 20, Files: 2})
+	r.CheckProgress(mirror.CheckProgress{Checksums: "b.tar.sha256", Bytes: 2 << 20, Total: 3 << 20, Checked: 1, Files: 2, File: "b.tar.part000"})
 	r.PartWritten("b.tar.part000", 2<<20)
 	want := "checked b.tar.part000 against b.tar.sha256 (1 of 2, 2.0 MiB of 3.0 MiB)\nwrote   b.tar.part000 (2.0 MiB)\n"
 	if b.String() != want {
@@ -109,13 +102,12 @@ func TestPartReporters(t *testing.T) {
 
 	b.Reset()
 	now := time.Unix(0, 0)
-	tr := NewTerminalReporter(&b).(*termReporter)
-	tr.now = func() time.Time { return now }
-	tr.CheckProgress(CheckProgress{Checksums: "b.tar.sha256", Total: 3 << 20, Files: 2})
+	tr := newTerminal(&b, func() time.Time { return now })
+	tr.CheckProgress(mirror.CheckProgress{Checksums: "b.tar.sha256", Total: 3 << 20, Files: 2})
 	if !strings.HasSuffix(b.String(), "\rchecking against b.tar.sha256: 0 of 2 files, 0 B of 3.0 MiB") {
 		t.Errorf("status line %q", b.String())
 	}
-	tr.CheckProgress(CheckProgress{Checksums: "b.tar.sha256", Bytes: 3 << 20, Total: 3 << 20, Checked: 2, Files: 2, File: "b.tar.part001"})
+	tr.CheckProgress(mirror.CheckProgress{Checksums: "b.tar.sha256", Bytes: 3 << 20, Total: 3 << 20, Checked: 2, Files: 2, File: "b.tar.part001"})
 	if !strings.HasSuffix(b.String(), "checked 2 files (3.0 MiB) against b.tar.sha256\n") {
 		t.Errorf("last line %q", b.String())
 	}
@@ -123,7 +115,7 @@ func TestPartReporters(t *testing.T) {
 	// line back.
 	b.Reset()
 	tr.Begin(1)
-	tr.End(Summary{Copied: 1})
+	tr.End(mirror.Summary{Copied: 1})
 	tr.PartWritten("b.tar.sha256", 100)
 	if !strings.HasSuffix(b.String(), "1 copied, 0 skipped, 0 failed, 0 B in 0s\nwrote   b.tar.sha256 (100 B)\n") {
 		t.Errorf("after the end: %q", b.String())
@@ -131,7 +123,7 @@ func TestPartReporters(t *testing.T) {
 }
 
 func TestResultLineVia(t *testing.T) {
-	r := Result{Job: Job{Source: "a/b:1", Target: "sea.hub:5000/a/b:1"}, Destination: "sea.hub:5000/a/b:1", Via: "10.0.0.5:5000", Status: Copied, Digest: "sha256:00"}
+	r := mirror.Result{Job: mirror.Job{Source: "a/b:1", Target: "sea.hub:5000/a/b:1"}, Destination: "sea.hub:5000/a/b:1", Via: "10.0.0.5:5000", Status: mirror.Copied, Digest: "sha256:00"}
 	if got, want := resultLine(r), "copied  a/b:1 -> sea.hub:5000/a/b:1 via 10.0.0.5:5000 (sha256:00, 0 B)"; got != want {
 		t.Errorf("resultLine = %q, want %q", got, want)
 	}
