@@ -521,9 +521,9 @@ func (p planReporter) PartWritten(path string, size int64) {
 	}
 }
 
-func (p planReporter) Notice(msg string) {
-	if n, ok := p.Reporter.(mirror.Noticer); ok {
-		n.Notice(msg)
+func (p planReporter) Notice(n mirror.Notice) {
+	if nr, ok := p.Reporter.(mirror.Noticer); ok {
+		nr.Notice(n)
 	}
 }
 
@@ -653,11 +653,11 @@ func failures(s mirror.Summary) error {
 			if r.Via != "" {
 				via = " via " + mirror.Quote(r.Via)
 			}
-			fmt.Fprintf(&b, "\n  %s%s -> %s%s: %v", kind, mirror.Quote(r.Source), mirror.Quote(r.Destination), via, r.Err)
+			fmt.Fprintf(&b, "\n  %s%s -> %s%s: %s", kind, mirror.Quote(r.Source), mirror.Quote(r.Destination), via, report.Error(r.Err))
 		}
 		for _, a := range r.Attachments {
 			if a.Status == mirror.Failed {
-				fmt.Fprintf(&b, "\n  %s %s -> %s: %v", mirror.Quote(string(a.Kind)), mirror.Quote(a.Source), mirror.Quote(a.Destination), a.Err)
+				fmt.Fprintf(&b, "\n  %s %s -> %s: %s", mirror.Quote(string(a.Kind)), mirror.Quote(a.Source), mirror.Quote(a.Destination), report.Error(a.Err))
 			}
 		}
 	}

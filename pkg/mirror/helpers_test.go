@@ -319,7 +319,7 @@ func (r textReport) Transferred(int64) {}
 func (r textReport) Warn(j Job, msg string) {
 	fmt.Fprintf(r.w, "warning: %s: %s\n", Quote(j.Source), msg)
 }
-func (r textReport) Notice(msg string) { fmt.Fprintf(r.w, "notice: %s\n", msg) }
+func (r textReport) Notice(n Notice) { fmt.Fprintf(r.w, "notice: %s\n", n.Msg) }
 func (r textReport) Done(res Result) {
 	where := Quote(res.Source) + " -> " + Quote(res.Destination)
 	if res.Via != "" {

@@ -672,10 +672,26 @@ func (m *Mirror) narrow(j Job, a artifact) (out artifact, before *v1.Hash, err e
 		return a, nil, err
 	}
 	if r, err := rewrite.ParseRef(j.Target); err == nil && r.Digest != "" {
-		return a, nil, fmt.Errorf("the target is pinned to %s, but --platform keeps %d of %d manifests and the index digest becomes %s", r.Digest, kept, total, after)
+		return a, nil, &PinnedNarrowError{Pinned: r.Digest, Kept: kept, Total: total, Digest: after.String()}
 	}
 	m.warn(j, fmt.Sprintf("platform filter keeps %d of %d manifests: the index digest changes from %s to %s", kept, total, orig, after))
 	return artifact{idx: idx}, &orig, nil
+}
+
+// PinnedNarrowError is the refusal to narrow an index (Options.Platforms)
+// whose target is pinned to its digest: the narrowed index has another.
+type PinnedNarrowError struct {
+	// Pinned is the digest the target names.
+	Pinned string
+	// Kept and Total count the manifests the platforms keep, of the
+	// index's.
+	Kept, Total int
+	// Digest is the narrowed index's digest.
+	Digest string
+}
+
+func (e *PinnedNarrowError) Error() string {
+	return fmt.Sprintf("the target is pinned to %s, but the platform filter (Options.Platforms) keeps %d of %d manifests and the index digest becomes %s", e.Pinned, e.Kept, e.Total, e.Digest)
 }
 
 // registryOrigin reads from a registry.

@@ -28,7 +28,21 @@ type Reporter interface {
 // whole rather than one image, such as a loopback registry reached over
 // plain HTTP. A Mirror calls Notice only if its Reporter implements it.
 type Noticer interface {
-	Notice(msg string)
+	Notice(n Notice)
+}
+
+// Notice is something to know about a run as a whole: a fact, and a
+// message that says it without advice about any front end's flags.
+type Notice struct {
+	// Msg is the notice in words, scrubbed like every message.
+	Msg string
+	// PlainHTTP, when set, is the loopback registry host ("host:port")
+	// reached over plain HTTP, which needs no Options.Insecure since the
+	// traffic never leaves the machine. Any other host needs TLS.
+	PlainHTTP string
+	// Unchecked, when set, is an archive read without a checksum file
+	// (ImportArchive): only the digests of its blobs check it.
+	Unchecked string
 }
 
 type discard struct{}

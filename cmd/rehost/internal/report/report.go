@@ -1,7 +1,8 @@
 // Package report draws the progress of package mirror's runs for the
 // command line: a line per image for logs and pipes (NewLine), a status
 // line redrawn in place for a terminal (NewTerminal), the plan of a dry
-// run (WritePlan) and the summary line.
+// run (WritePlan) and the summary line. It words the library's typed
+// errors and notices with the flags that fix them (Error).
 //
 // Package mirror reports facts (events, results, summaries, typed
 // errors) and prints nothing; every word the user reads about a mirror
@@ -44,7 +45,9 @@ func (l *line) Warn(j mirror.Job, msg string) {
 	fmt.Fprintf(l.w, "warning: %s: %s\n", printable.Quote(j.Source), printable.Clean(msg))
 }
 
-func (l *line) Notice(msg string) { fmt.Fprintf(l.w, "notice: %s\n", printable.Clean(msg)) }
+func (l *line) Notice(n mirror.Notice) {
+	fmt.Fprintf(l.w, "notice: %s\n", printable.Clean(noticeText(n)))
+}
 
 func (l *line) Done(r mirror.Result) {
 	fmt.Fprintln(l.w, resultLine(r))
@@ -109,14 +112,9 @@ func checkedLine(p mirror.CheckProgress) string {
 	return fmt.Sprintf("checked %s against %s (%d of %d, %s of %s)", printable.Clean(p.File), printable.Clean(p.Checksums), p.Checked, p.Files, size64(p.Bytes), size64(p.Total))
 }
 
-// errText is an error's message on one line, unprintable characters
-// escaped.
-func errText(err error) string {
-	if err == nil {
-		return "<nil>"
-	}
-	return printable.Clean(err.Error())
-}
+// errText is an error's message on one line, worded for the command line
+// (Error), unprintable characters escaped.
+func errText(err error) string { return printable.Clean(Error(err)) }
 
 // resultLine is the one-line report of a result.
 func resultLine(r mirror.Result) string {

@@ -70,7 +70,7 @@ func scriptedRun(r mirror.Reporter, clock *time.Time) {
 	}
 	r.Begin(6)
 	if n, ok := r.(mirror.Noticer); ok {
-		n.Notice("127.0.0.1:5000 is reached over plain HTTP: it is a loopback address (any other registry needs TLS or --insecure)")
+		n.Notice(mirror.Notice{Msg: "127.0.0.1:5000 is reached over plain HTTP: it is a loopback address (any other registry needs TLS or to be named insecure)", PlainHTTP: "127.0.0.1:5000"})
 	}
 	r.Start(nginx)
 	r.Start(redis)

@@ -2,6 +2,7 @@ package report
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -128,3 +129,36 @@ func TestResultLineVia(t *testing.T) {
 		t.Errorf("resultLine = %q, want %q", got, want)
 	}
 }
+
+// TestWords: the typed errors and notices of package mirror, which name
+// no flag, are worded with the flags that fix them, in place within the
+// errors that wrap them; other notices are shown as they are.
+func TestWords(t *testing.T) {
+	plain := &mirror.PlainHTTPError{Host: "10.0.0.5:5000"}
+	wrapped := fmt.Errorf("GET http://10.0.0.5:5000/v2/: %w; retried", plain)
+	want := "GET http://10.0.0.5:5000/v2/: plain HTTP to 10.0.0.5:5000 refused: TLS is required unless the host is named insecure (Options.Insecure; rehost mirror: --insecure for the target, --insecure-source 10.0.0.5:5000 for a source); retried"
+	if got := Error(wrapped); got != want {
+		t.Errorf("Error:\n got %q\nwant %q", got, want)
+	}
+	pinned := &mirror.PinnedNarrowError{Pinned: "sha256:aa", Kept: 1, Total: 3, Digest: "sha256:bb"}
+	if got, want := Error(fmt.Errorf("x -> y: %w", pinned)), "x -> y: the target is pinned to sha256:aa, but --platform keeps 1 of 3 manifests and the index digest becomes sha256:bb"; got != want {
+		t.Errorf("Error:\n got %q\nwant %q", got, want)
+	}
+	// A message that lost the library's words (scrubbed) gets the
+	// advice at the end.
+	if got := Error(&opaque{plain}); !strings.HasSuffix(got, "(plain HTTP to 10.0.0.5:5000 refused: TLS is required unless the host is named insecure (Options.Insecure; rehost mirror: --insecure for the target, --insecure-source 10.0.0.5:5000 for a source))") {
+		t.Errorf("Error of a reworded message: %q", got)
+	}
+	if got := Error(errors.New("boom")); got != "boom" {
+		t.Errorf("Error(boom) = %q", got)
+	}
+	if got := noticeText(mirror.Notice{Msg: "b.tar has no checksum file b.tar.sha256", Unchecked: "b.tar"}); got != "b.tar has no checksum file b.tar.sha256" {
+		t.Errorf("notice %q", got)
+	}
+}
+
+// opaque is an error whose message does not hold the one it wraps.
+type opaque struct{ err error }
+
+func (o *opaque) Error() string { return "scrubbed" }
+func (o *opaque) Unwrap() error { return o.err }

@@ -54,9 +54,9 @@ func (t *terminal) Warn(j mirror.Job, msg string) {
 	t.draw()
 }
 
-func (t *terminal) Notice(msg string) {
+func (t *terminal) Notice(n mirror.Notice) {
 	t.clear()
-	fmt.Fprintf(t.w, "notice: %s\n", printable.Clean(msg))
+	fmt.Fprintf(t.w, "notice: %s\n", printable.Clean(noticeText(n)))
 	t.draw()
 }
 
