@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -19,6 +18,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/rehost/rehost/internal/bytesize"
 	"github.com/rehost/rehost/internal/chartarchive"
+	"github.com/rehost/rehost/internal/refgrammar"
 	"github.com/rehost/rehost/pkg/rewrite"
 	"go.yaml.in/yaml/v3"
 )
@@ -110,13 +110,6 @@ func (r *Relocation) String() string {
 	return fmt.Sprintf("%s (path style %s)", r.Registry, r.PathStyle)
 }
 
-// chartName is what an OCI repository path component allows; a chart
-// whose name is not one cannot be pushed as Helm names it.
-var chartName = regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$`)
-
-// ociTag is the OCI distribution tag grammar.
-var ociTag = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
-
 // ErrNotChart is wrapped by the error of NewChart and LoadChart for an
 // archive that is not a packaged Helm chart.
 var ErrNotChart = errors.New("not a packaged Helm chart")
@@ -181,9 +174,11 @@ func NewChart(archive, prov []byte) (*Chart, error) {
 		return nil, fmt.Errorf("%w: Chart.yaml has no name", ErrNotChart)
 	case md.Version == "":
 		return nil, fmt.Errorf("%w: chart %s: Chart.yaml has no version", ErrNotChart, Quote(md.Name))
-	case !chartName.MatchString(md.Name):
+	case !refgrammar.Component(md.Name):
+		// A chart is pushed as Helm names it: its name must be a
+		// repository path component.
 		return nil, fmt.Errorf("chart %s: the name cannot be an OCI repository name (lower-case letters and digits, separated by '.', '_', '__' or '-')", Quote(md.Name))
-	case !ociTag.MatchString(ChartTag(md.Version)):
+	case !refgrammar.Tag(ChartTag(md.Version)):
 		return nil, fmt.Errorf("chart %s: version %s cannot be an OCI tag", md.Name, Quote(md.Version))
 	}
 	c := &Chart{Name: md.Name, Version: md.Version, archive: archive, prov: prov}
