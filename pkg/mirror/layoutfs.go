@@ -157,7 +157,12 @@ func (v *verifyingReader) Read(p []byte) (int, error) {
 		v.err = fmt.Errorf("%s: longer than the %d bytes its descriptor declares: %w", v.name, v.size, ErrSizeMismatch)
 		return 0, v.err
 	}
-	if err == io.EOF {
+	// The digest is checked with the read that reaches the declared size,
+	// and the last bytes are withheld when it does not match: a reader
+	// that wants exactly that many bytes (an HTTP request of that
+	// Content-Length) never asks for the end, and a registry that got the
+	// whole body could answer before the transport reports the error.
+	if v.n == v.size && n > 0 || err == io.EOF && v.n != v.size {
 		switch got := hex.EncodeToString(v.h.Sum(nil)); {
 		case v.n != v.size:
 			v.err = fmt.Errorf("%s: %d bytes, but its descriptor declares %d: %w", v.name, v.n, v.size, ErrSizeMismatch)
@@ -165,7 +170,7 @@ func (v *verifyingReader) Read(p []byte) (int, error) {
 			v.err = fmt.Errorf("%s: %w (it is %s:%s)", v.name, ErrDigestMismatch, v.want.Algorithm, got)
 		}
 		if v.err != nil {
-			return n, v.err
+			return 0, v.err
 		}
 	}
 	return n, err
