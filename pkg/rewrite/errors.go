@@ -39,9 +39,15 @@ func (e *CollisionError) Error() string {
 type ConfigError struct {
 	Field  string
 	Reason string
+	// Line is the line of the field in the config file, when known
+	// (LoadConfig sets it for the entries of sourceMirrors).
+	Line int
 }
 
 func (e *ConfigError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("config: line %d: %s: %s", e.Line, e.Field, e.Reason)
+	}
 	return fmt.Sprintf("config: %s: %s", e.Field, e.Reason)
 }
 
