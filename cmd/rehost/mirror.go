@@ -44,6 +44,8 @@ type mirrorFlags struct {
 	fromArchive     string // --from-archive FILE
 	partSize        string // --part-size SIZE, as given
 	force           bool   // --force: replace an archive
+	sourceMirrors   []string
+	mirrorOnly      bool // --source-mirror-only
 }
 
 func newMirrorCmd(s streams) *cobra.Command {
@@ -120,6 +122,20 @@ Destinations:
                             host reaches sealer's registry node at 10.0.0.5:5000,
                             the nodes pull sea.hub:5000
 
+Sources behind a mirror: --source-mirror PREFIX=MIRROR (repeatable; the same
+as sourceMirrors in --config, which it overrides for the same prefix) reads
+the images whose name starts with PREFIX (a registry host or host/path:
+docker.io, quay.io/jetstack; path components whole, longest prefix first)
+from MIRROR (host[:port][/path]), PREFIX replaced: docker.io=mirror.corp:5000/dockerhub
+reads docker.io/library/nginx:1.25 from mirror.corp:5000/dockerhub/library/nginx:1.25.
+An image the mirror does not have (404) is read from its own registry, with a
+warning, unless --source-mirror-only; any other failure of the mirror fails the
+image. Attachments are read from where the image was. Everything else keeps
+the source's name: targets, --pin lines, the annotations of --to-oci and
+--to-archive. --insecure-source, --ca-file and the Docker config's
+credentials apply to mirror hosts as to any source; a dry run shows where
+each image would be read from ("from MIRROR/...").
+
 Copies are faithful: multi-platform indexes are copied whole, so digests in
 "@sha256:" references stay valid (--platform narrows them, and then their
 digest changes). Blobs already in the registry are not uploaded again, blobs
@@ -192,6 +208,11 @@ attachments apart. Standard output is empty, except:
     ingress-nginx --repo https://kubernetes.github.io/ingress-nginx --version 4.11.0
   rehost mirror --from-oci bundle/ --registry sea.hub:5000
 
+  # Docker Hub and quay.io only through the corporate mirror.
+  rehost mirror --registry sea.hub:5000 manifests/ \
+    --source-mirror docker.io=mirror.corp:5000/dockerhub \
+    --source-mirror quay.io=mirror.corp:5000/q --source-mirror-only
+
   # What would be copied where, attachments included.
   rehost mirror --dry-run manifests/ > plan.txt
 
@@ -216,6 +237,10 @@ attachments apart. Standard output is empty, except:
 			if err != nil {
 				return err
 			}
+			if opts.SourceMirrors, err = f.mirrors(mf.loaded.SourceMirrors, mf.config); err != nil {
+				return err
+			}
+			opts.SourceMirrorOnly = f.mirrorOnly
 			m, err := mirror.New(opts)
 			if err != nil {
 				return err
@@ -328,7 +353,59 @@ attachments apart. Standard output is empty, except:
 	fs.StringVar(&f.attachments, "attachments", string(mirror.AttachmentsAll), "what attached to each image is copied with it: all (signatures, attestations, SBOMs, other referrers), signatures, or none")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the plan (what would be copied where, attachments included) on stdout; copy nothing")
 	fs.BoolVar(&f.pin, "pin", false, "print SOURCE<TAB>TARGET@DIGEST lines on stdout, digests resolved with HEAD requests")
+	fs.StringArrayVar(&f.sourceMirrors, "source-mirror", nil, "read the images under `PREFIX=MIRROR` from MIRROR, PREFIX replaced (docker.io=mirror.corp:5000/dockerhub; repeatable; longest prefix first, path components whole; overrides sourceMirrors of --config for the same prefix); an image the mirror lacks is read from its own registry, unless --source-mirror-only. Names stay the sources' everywhere")
+	fs.BoolVar(&f.mirrorOnly, "source-mirror-only", false, "never read an image a source mirror covers from its own registry: one its mirror lacks fails")
 	return cmd
+}
+
+// mirrors are the source mirrors of the config file (config, the file's
+// name) and of --source-mirror, which replaces the file's mirror of the
+// same prefix. Errors name the flag.
+func (f *mirrorFlags) mirrors(config []rewrite.SourceMirror, file string) (*rewrite.SourceMirrors, error) {
+	var flags []rewrite.SourceMirror
+	given := map[string]string{} // normalised prefix -> the flag's value
+	for _, v := range f.sourceMirrors {
+		m, err := rewrite.ParseSourceMirror(v)
+		if err != nil {
+			return nil, fmt.Errorf("--source-mirror %s", sourceMirrorError(v, err))
+		}
+		n, _ := m.Normalized()
+		if first, ok := given[n.Prefix]; ok {
+			return nil, fmt.Errorf("--source-mirror %s: %s is mapped twice (--source-mirror %s): give each prefix one mirror", v, n.Prefix, first)
+		}
+		given[n.Prefix] = v
+		flags = append(flags, m)
+	}
+	var all []rewrite.SourceMirror
+	for _, m := range config {
+		if n, err := m.Normalized(); err == nil && given[n.Prefix] != "" {
+			continue // the flag's mirror replaces the file's
+		}
+		all = append(all, m)
+	}
+	all = append(all, flags...)
+	sm, err := rewrite.NewSourceMirrors(all)
+	if err != nil {
+		// The file's entries were checked when it was loaded.
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if f.mirrorOnly && sm.Len() == 0 {
+		return nil, errors.New("--source-mirror-only: no source mirror given (--source-mirror PREFIX=MIRROR, or sourceMirrors in --config)")
+	}
+	if from := f.from(); from != "" && len(f.sourceMirrors) > 0 {
+		return nil, fmt.Errorf("%s pushes what it holds and reads no source: it takes no --source-mirror", from)
+	}
+	return sm, nil
+}
+
+// sourceMirrorError is the error of a --source-mirror value, after the
+// flag's name.
+func sourceMirrorError(v string, err error) string {
+	var se *rewrite.SourceMirrorError
+	if errors.As(err, &se) && se.Field == "" {
+		return fmt.Sprintf("%s: %s", v, se.Reason)
+	}
+	return fmt.Sprintf("%s: %v", v, err)
 }
 
 func (f *mirrorFlags) validate(args []string) error {
@@ -652,6 +729,9 @@ func failures(s mirror.Summary) error {
 			via := ""
 			if r.Via != "" {
 				via = " via " + mirror.Quote(r.Via)
+			}
+			if r.From != "" {
+				via += " from " + mirror.Quote(r.From)
 			}
 			fmt.Fprintf(&b, "\n  %s%s -> %s%s: %s", kind, mirror.Quote(r.Source), mirror.Quote(r.Destination), via, report.Error(r.Err))
 		}

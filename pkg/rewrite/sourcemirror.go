@@ -73,6 +73,17 @@ func ParseSourceMirror(s string) (SourceMirror, error) {
 	return m, nil
 }
 
+// Normalized checks m and returns it normalised: hosts in lower case,
+// index.docker.io as docker.io, no trailing slash; two mirrors of the
+// same prefix have the same Normalized().Prefix.
+func (m SourceMirror) Normalized() (SourceMirror, error) {
+	prefix, mirror, err := m.parse()
+	if err != nil {
+		return SourceMirror{}, err
+	}
+	return SourceMirror{Prefix: prefix, Mirror: mirror}, nil
+}
+
 // parse checks m and returns its prefix and mirror normalised: hosts in
 // lower case, index.docker.io as docker.io, no trailing slash.
 func (m SourceMirror) parse() (prefix, mirror string, err error) {

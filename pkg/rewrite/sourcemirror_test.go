@@ -45,6 +45,20 @@ func TestParseSourceMirror(t *testing.T) {
 	}
 }
 
+func TestSourceMirrorNormalized(t *testing.T) {
+	for in, want := range map[SourceMirror]SourceMirror{
+		{"Index.Docker.IO/", "Mirror.Corp:5000/dockerhub/"}: {"docker.io", "mirror.corp:5000/dockerhub"},
+		{"quay.io/jetstack", "m.corp"}:                      {"quay.io/jetstack", "m.corp"},
+	} {
+		if got, err := in.Normalized(); err != nil || got != want {
+			t.Errorf("%v.Normalized() = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	if _, err := (SourceMirror{"nginx", "m.corp"}).Normalized(); err == nil {
+		t.Error("nginx=m.corp normalised")
+	}
+}
+
 func TestSourceMirrorsFind(t *testing.T) {
 	s, err := NewSourceMirrors([]SourceMirror{
 		{"docker.io", "mirror.corp:5000/dockerhub"},

@@ -122,6 +122,9 @@ func resultLine(r mirror.Result) string {
 	if r.Via != "" {
 		where += " via " + printable.Quote(r.Via)
 	}
+	if r.From != "" {
+		where += " from " + printable.Quote(r.From)
+	}
 	if r.Chart != nil {
 		where = "chart " + where
 	}

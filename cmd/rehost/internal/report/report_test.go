@@ -162,3 +162,24 @@ type opaque struct{ err error }
 
 func (o *opaque) Error() string { return "scrubbed" }
 func (o *opaque) Unwrap() error { return o.err }
+
+// TestSourceMirrorLines: an image read from a source mirror says so
+// after its target; one its mirror lacks, with --source-mirror-only,
+// names the flag.
+func TestSourceMirrorLines(t *testing.T) {
+	j := mirror.Job{Source: "docker.io/library/nginx:1.25", Target: "sea.hub:5000/library/nginx:1.25"}
+	from := "mirror.corp:5000/dockerhub/library/nginx:1.25"
+	for _, c := range []struct {
+		r    mirror.Result
+		want string
+	}{
+		{mirror.Result{Job: j, Destination: j.Target, Status: mirror.Planned, From: from}, "would copy docker.io/library/nginx:1.25 -> sea.hub:5000/library/nginx:1.25 from " + from},
+		{mirror.Result{Job: j, Destination: j.Target, Via: "10.0.0.5:5000", Status: mirror.Copied, Digest: "sha256:00", From: from}, "copied  docker.io/library/nginx:1.25 -> sea.hub:5000/library/nginx:1.25 via 10.0.0.5:5000 from " + from + " (sha256:00, 0 B)"},
+		{mirror.Result{Job: j, Destination: j.Target, Status: mirror.Failed, From: from, Err: &mirror.NotInMirrorError{Mirror: from, Err: errors.New("MANIFEST_UNKNOWN")}},
+			"failed  docker.io/library/nginx:1.25 -> sea.hub:5000/library/nginx:1.25 from " + from + ": not in the source mirror (" + from + ": MANIFEST_UNKNOWN), and its own registry is not asked (--source-mirror-only)"},
+	} {
+		if got := resultLine(c.r); got != c.want {
+			t.Errorf("resultLine:\n got %q\nwant %q", got, c.want)
+		}
+	}
+}

@@ -25,6 +25,10 @@ func Error(err error) string {
 	if errors.As(err, &pinned) {
 		msg = reword(msg, pinned.Error(), fmt.Sprintf("the target is pinned to %s, but --platform keeps %d of %d manifests and the index digest becomes %s", pinned.Pinned, pinned.Kept, pinned.Total, pinned.Digest))
 	}
+	var miss *mirror.NotInMirrorError
+	if errors.As(err, &miss) {
+		msg = reword(msg, miss.Error(), fmt.Sprintf("not in the source mirror (%s: %v), and its own registry is not asked (--source-mirror-only)", miss.Mirror, miss.Err))
+	}
 	return msg
 }
 
