@@ -15,6 +15,7 @@ import (
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/rehost/rehost/cmd/rehost/internal/report"
 	"github.com/rehost/rehost/internal/bytesize"
 	"github.com/rehost/rehost/pkg/manifest"
 	"github.com/rehost/rehost/pkg/mirror"
@@ -43,6 +44,8 @@ type mirrorFlags struct {
 	fromArchive     string // --from-archive FILE
 	partSize        string // --part-size SIZE, as given
 	force           bool   // --force: replace an archive
+	sourceMirrors   []string
+	mirrorOnly      bool // --source-mirror-only
 }
 
 func newMirrorCmd(s streams) *cobra.Command {
@@ -119,6 +122,20 @@ Destinations:
                             host reaches sealer's registry node at 10.0.0.5:5000,
                             the nodes pull sea.hub:5000
 
+Sources behind a mirror: --source-mirror PREFIX=MIRROR (repeatable; the same
+as sourceMirrors in --config, which it overrides for the same prefix) reads
+the images whose name starts with PREFIX (a registry host or host/path:
+docker.io, quay.io/jetstack; path components whole, longest prefix first)
+from MIRROR (host[:port][/path]), PREFIX replaced: docker.io=mirror.corp:5000/dockerhub
+reads docker.io/library/nginx:1.25 from mirror.corp:5000/dockerhub/library/nginx:1.25.
+An image the mirror does not have (404) is read from its own registry, with a
+warning, unless --source-mirror-only; any other failure of the mirror fails the
+image. Attachments are read from where the image was. Everything else keeps
+the source's name: targets, --pin lines, the annotations of --to-oci and
+--to-archive. --insecure-source, --ca-file and the Docker config's
+credentials apply to mirror hosts as to any source; a dry run shows where
+each image would be read from ("from MIRROR/...").
+
 Copies are faithful: multi-platform indexes are copied whole, so digests in
 "@sha256:" references stay valid (--platform narrows them, and then their
 digest changes). Blobs already in the registry are not uploaded again, blobs
@@ -191,6 +208,11 @@ attachments apart. Standard output is empty, except:
     ingress-nginx --repo https://kubernetes.github.io/ingress-nginx --version 4.11.0
   rehost mirror --from-oci bundle/ --registry sea.hub:5000
 
+  # Docker Hub and quay.io only through the corporate mirror.
+  rehost mirror --registry sea.hub:5000 manifests/ \
+    --source-mirror docker.io=mirror.corp:5000/dockerhub \
+    --source-mirror quay.io=mirror.corp:5000/q --source-mirror-only
+
   # What would be copied where, attachments included.
   rehost mirror --dry-run manifests/ > plan.txt
 
@@ -215,6 +237,10 @@ attachments apart. Standard output is empty, except:
 			if err != nil {
 				return err
 			}
+			if opts.SourceMirrors, err = f.mirrors(mf.loaded.SourceMirrors, mf.config); err != nil {
+				return err
+			}
+			opts.SourceMirrorOnly = f.mirrorOnly
 			m, err := mirror.New(opts)
 			if err != nil {
 				return err
@@ -295,7 +321,7 @@ attachments apart. Standard output is empty, except:
 				return printPinned(s.out, sum)
 			}
 			if f.dryRun {
-				return mirror.WritePlan(s.out, sum)
+				return report.WritePlan(s.out, sum)
 			}
 			return nil
 		},
@@ -327,7 +353,59 @@ attachments apart. Standard output is empty, except:
 	fs.StringVar(&f.attachments, "attachments", string(mirror.AttachmentsAll), "what attached to each image is copied with it: all (signatures, attestations, SBOMs, other referrers), signatures, or none")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "print the plan (what would be copied where, attachments included) on stdout; copy nothing")
 	fs.BoolVar(&f.pin, "pin", false, "print SOURCE<TAB>TARGET@DIGEST lines on stdout, digests resolved with HEAD requests")
+	fs.StringArrayVar(&f.sourceMirrors, "source-mirror", nil, "read the images under `PREFIX=MIRROR` from MIRROR, PREFIX replaced (docker.io=mirror.corp:5000/dockerhub; repeatable; longest prefix first, path components whole; overrides sourceMirrors of --config for the same prefix); an image the mirror lacks is read from its own registry, unless --source-mirror-only. Names stay the sources' everywhere")
+	fs.BoolVar(&f.mirrorOnly, "source-mirror-only", false, "never read an image a source mirror covers from its own registry: one its mirror lacks fails")
 	return cmd
+}
+
+// mirrors are the source mirrors of the config file (config, the file's
+// name) and of --source-mirror, which replaces the file's mirror of the
+// same prefix. Errors name the flag.
+func (f *mirrorFlags) mirrors(config []rewrite.SourceMirror, file string) (*rewrite.SourceMirrors, error) {
+	var flags []rewrite.SourceMirror
+	given := map[string]string{} // normalised prefix -> the flag's value
+	for _, v := range f.sourceMirrors {
+		m, err := rewrite.ParseSourceMirror(v)
+		if err != nil {
+			return nil, fmt.Errorf("--source-mirror %s", sourceMirrorError(v, err))
+		}
+		n, _ := m.Normalized()
+		if first, ok := given[n.Prefix]; ok {
+			return nil, fmt.Errorf("--source-mirror %s: %s is mapped twice (--source-mirror %s): give each prefix one mirror", v, n.Prefix, first)
+		}
+		given[n.Prefix] = v
+		flags = append(flags, m)
+	}
+	var all []rewrite.SourceMirror
+	for _, m := range config {
+		if n, err := m.Normalized(); err == nil && given[n.Prefix] != "" {
+			continue // the flag's mirror replaces the file's
+		}
+		all = append(all, m)
+	}
+	all = append(all, flags...)
+	sm, err := rewrite.NewSourceMirrors(all)
+	if err != nil {
+		// The file's entries were checked when it was loaded.
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if f.mirrorOnly && sm.Len() == 0 {
+		return nil, errors.New("--source-mirror-only: no source mirror given (--source-mirror PREFIX=MIRROR, or sourceMirrors in --config)")
+	}
+	if from := f.from(); from != "" && len(f.sourceMirrors) > 0 {
+		return nil, fmt.Errorf("%s pushes what it holds and reads no source: it takes no --source-mirror", from)
+	}
+	return sm, nil
+}
+
+// sourceMirrorError is the error of a --source-mirror value, after the
+// flag's name.
+func sourceMirrorError(v string, err error) string {
+	var se *rewrite.SourceMirrorError
+	if errors.As(err, &se) && se.Field == "" {
+		return fmt.Sprintf("%s: %s", v, se.Reason)
+	}
+	return fmt.Sprintf("%s: %v", v, err)
 }
 
 func (f *mirrorFlags) validate(args []string) error {
@@ -478,11 +556,11 @@ func (f *mirrorFlags) options(mapper *rewrite.Mapper, s streams) (mirror.Options
 	case f.dryRun && !f.pin:
 		// The plan goes to stdout once the run is over; stderr keeps
 		// notices, warnings, failures and the summary.
-		o.Reporter = planReporter{mirror.NewLineReporter(s.err)}
+		o.Reporter = planReporter{report.NewLine(s.err)}
 	case f.progress == "auto" && isTerminal(s.err):
-		o.Reporter = mirror.NewTerminalReporter(s.err)
+		o.Reporter = report.NewTerminal(s.err)
 	default:
-		o.Reporter = mirror.NewLineReporter(s.err)
+		o.Reporter = report.NewLine(s.err)
 	}
 	return o, nil
 }
@@ -520,9 +598,9 @@ func (p planReporter) PartWritten(path string, size int64) {
 	}
 }
 
-func (p planReporter) Notice(msg string) {
-	if n, ok := p.Reporter.(mirror.Noticer); ok {
-		n.Notice(msg)
+func (p planReporter) Notice(n mirror.Notice) {
+	if nr, ok := p.Reporter.(mirror.Noticer); ok {
+		nr.Notice(n)
 	}
 }
 
@@ -652,11 +730,14 @@ func failures(s mirror.Summary) error {
 			if r.Via != "" {
 				via = " via " + mirror.Quote(r.Via)
 			}
-			fmt.Fprintf(&b, "\n  %s%s -> %s%s: %v", kind, mirror.Quote(r.Source), mirror.Quote(r.Destination), via, r.Err)
+			if r.From != "" {
+				via += " from " + mirror.Quote(r.From)
+			}
+			fmt.Fprintf(&b, "\n  %s%s -> %s%s: %s", kind, mirror.Quote(r.Source), mirror.Quote(r.Destination), via, report.Error(r.Err))
 		}
 		for _, a := range r.Attachments {
 			if a.Status == mirror.Failed {
-				fmt.Fprintf(&b, "\n  %s %s -> %s: %v", mirror.Quote(string(a.Kind)), mirror.Quote(a.Source), mirror.Quote(a.Destination), a.Err)
+				fmt.Fprintf(&b, "\n  %s %s -> %s: %s", mirror.Quote(string(a.Kind)), mirror.Quote(a.Source), mirror.Quote(a.Destination), report.Error(a.Err))
 			}
 		}
 	}

@@ -1,4 +1,5 @@
-// Package bounded quotes untrusted values in messages with a bounded size:
+// Package bounded quotes untrusted values in messages with a bounded size
+// and escapes what is not printable (Clean):
 // a value read from an input (a 50 MB image field, a registry's answer, a
 // template's error) is shown cut to MaxQuoted bytes, followed by its size,
 // so that a message never repeats an input whole. Every rehost module
@@ -8,6 +9,7 @@ package bounded
 
 import (
 	"strconv"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -62,4 +64,38 @@ func plain(s string) bool {
 		}
 	}
 	return utf8.ValidString(s)
+}
+
+// Clean escapes what is not printable in a message (control characters,
+// terminal escapes, newlines, invalid UTF-8, bidirectional controls) as
+// strconv.Quote would, and keeps the rest: a message stays one line. It
+// is idempotent.
+func Clean(s string) string {
+	ok := true
+	for _, r := range s {
+		if r == utf8.RuneError || (r != ' ' && !unicode.IsPrint(r)) {
+			ok = false
+			break
+		}
+	}
+	if ok && utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			b.WriteString(`\x`)
+			b.WriteString(strconv.FormatUint(uint64(s[i])>>4, 16))
+			b.WriteString(strconv.FormatUint(uint64(s[i])&15, 16))
+		case r == ' ' || unicode.IsPrint(r):
+			b.WriteString(s[i : i+n])
+		default:
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+		}
+		i += n
+	}
+	return b.String()
 }

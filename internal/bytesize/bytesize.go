@@ -26,6 +26,21 @@ func Format(n int64) string {
 	return s + " " + string("KMGTPE"[exp]) + "iB"
 }
 
+// Fixed is n in binary units with one decimal always: "512 B", "1.0 KiB",
+// "67.3 MiB", as mirror's progress and its messages show sizes.
+func Fixed(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
 var units = map[string]int64{
 	"": 1, "b": 1,
 	"ki": 1 << 10, "kib": 1 << 10, "kb": 1000,

@@ -13,6 +13,17 @@ func TestFormat(t *testing.T) {
 	}
 }
 
+func TestFixed(t *testing.T) {
+	for n, want := range map[int64]string{
+		0: "0 B", 1023: "1023 B", 1024: "1.0 KiB", 1536: "1.5 KiB", 5 << 20: "5.0 MiB", 3 << 30: "3.0 GiB",
+		70_567_000: "67.3 MiB", 1 << 62: "4.0 EiB", 1<<63 - 1: "8.0 EiB",
+	} {
+		if got := Fixed(n); got != want {
+			t.Errorf("Fixed(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
 func TestParse(t *testing.T) {
 	for s, want := range map[string]int64{
 		"1048576": 1 << 20, "0": 0, "64MiB": 64 << 20, "64 MiB": 64 << 20, "64mi": 64 << 20, "4095MiB": 4095 << 20, "700mb": 700e6, "1TB": 1e12,

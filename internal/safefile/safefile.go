@@ -15,8 +15,19 @@
 //     (CheckLinks), so a planted link cannot bring a file from outside it
 //     into the output.
 //
-// It is the one place rehost's commands and pkg/helm stage and publish
-// files. It uses the standard library only.
+// Write is the atomic write of a file made in one go: staged beside it,
+// synced to disk, renamed into place, in a directory or inside an
+// *os.Root. Package mirror writes OCI layouts and archives' checksum files
+// with it: they travel on removable media, and a crash or an unplugged
+// disk must leave the old file or the new one, whole. Publish (a file the
+// caller staged with Temp) renames without a sync: rehost's command
+// outputs are made again from their inputs, and a sync per file made
+// rewrite --output-dir of 300 files 4 to 6 times slower (0.13 s to 0.5 to
+// 0.8 s on ext4).
+//
+// It is the one place rehost stages, writes and publishes files: rehost's
+// commands, pkg/helm (relocated charts) and pkg/mirror (layouts,
+// archives). It uses the standard library only.
 package safefile
 
 import (

@@ -99,7 +99,7 @@ func (m *Mirror) ExportArchive(ctx context.Context, jobs []Job, path string, o A
 
 // recount is s with its counts made again from its results.
 func (s Summary) recount() Summary {
-	out := Summary{Elapsed: s.Elapsed, attachments: s.attachments, dryRun: s.dryRun}
+	out := Summary{Elapsed: s.Elapsed, ListedAttachments: s.ListedAttachments, DryRun: s.DryRun}
 	for _, r := range s.Results {
 		out.add(r)
 	}
@@ -185,7 +185,7 @@ func (m *Mirror) ImportArchive(ctx context.Context, path string, mapper *rewrite
 		return Summary{}, m.secrets.safe(err)
 	}
 	if notice != "" {
-		m.notice(notice)
+		m.notice(Notice{Msg: notice, Unchecked: path})
 	}
 	t, err := indexTar(path, files, files.size, files)
 	if err != nil {
@@ -208,12 +208,13 @@ func (m *Mirror) ImportArchive(ctx context.Context, path string, mapper *rewrite
 	return Summary{}, fmt.Errorf("%s: neither an OCI image layout (no oci-layout entry) nor an archive of docker save (no manifest.json entry)", path)
 }
 
-// notice gives msg to the Reporter, if it takes notices (Noticer).
-func (m *Mirror) notice(msg string) {
-	msg = m.secrets.scrub(msg)
+// notice gives n to the Reporter, if it takes notices (Noticer), its
+// message scrubbed.
+func (m *Mirror) notice(n Notice) {
+	n.Msg = m.secrets.scrub(n.Msg)
 	m.report(func(r Reporter) {
-		if n, ok := r.(Noticer); ok {
-			n.Notice(msg)
+		if nr, ok := r.(Noticer); ok {
+			nr.Notice(n)
 		}
 	})
 }

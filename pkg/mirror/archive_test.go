@@ -331,14 +331,20 @@ func validateLayout(t *testing.T, dir string) {
 // partEvents records what a PartReporter is told.
 type partEvents struct {
 	events
-	checks  []CheckProgress
-	written []string
-	notices []string
+	checks    []CheckProgress
+	written   []string
+	notices   []string
+	unchecked []string // Notice.Unchecked
 }
 
 func (p *partEvents) CheckProgress(c CheckProgress)    { p.checks = append(p.checks, c) }
 func (p *partEvents) PartWritten(path string, _ int64) { p.written = append(p.written, path) }
-func (p *partEvents) Notice(msg string)                { p.notices = append(p.notices, msg) }
+func (p *partEvents) Notice(n Notice) {
+	p.notices = append(p.notices, n.Msg)
+	if n.Unchecked != "" {
+		p.unchecked = append(p.unchecked, n.Unchecked)
+	}
+}
 
 // TestArchiveDeterministic: the same images give the same bytes, whatever
 // order the jobs are given in and finish in (one at a time, or four, with
@@ -668,8 +674,8 @@ func TestImportArchiveFiles(t *testing.T) {
 	if err != nil || s.Err() != nil || s.Skipped != 2 {
 		t.Fatalf("without checksums: %d skipped: %v %v", s.Skipped, err, s.Err())
 	}
-	if len(ev.notices) == 0 || ev.notices[0] != path+" has no checksum file "+path+".sha256: only the digests of its blobs check it" {
-		t.Errorf("notices %q", ev.notices)
+	if len(ev.notices) == 0 || ev.notices[0] != path+" has no checksum file "+path+".sha256: only the digests of its blobs check it" || len(ev.unchecked) != 1 || ev.unchecked[0] != path {
+		t.Errorf("notices %q, unchecked %q", ev.notices, ev.unchecked)
 	}
 	_, err = b.importArchive(t, filepath.Join(dir, "none.tar"), Options{})
 	var ne *NoArchiveError
@@ -844,10 +850,12 @@ func TestImportArchiveDryRun(t *testing.T) {
 	if err != nil || s.Planned != 2 {
 		t.Fatalf("%d planned, %v", s.Planned, err)
 	}
-	var buf bytes.Buffer
-	WritePlan(&buf, s)
-	if !strings.Contains(buf.String(), "would copy "+b.image+" -> "+b.dst.host+"/team/app:1") {
-		t.Errorf("plan:\n%s", buf.String())
+	planned := false
+	for _, r := range s.Results {
+		planned = planned || r.Status == Planned && r.Source == b.image && r.Destination == b.dst.host+"/team/app:1"
+	}
+	if !planned || !s.DryRun {
+		t.Errorf("plan (dry run %v): %+v", s.DryRun, s.Results)
 	}
 	if len(b.dst.methods()) != 0 {
 		t.Errorf("a dry run asked the target: %v", b.dst.methods())

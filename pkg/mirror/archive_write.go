@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -21,6 +22,8 @@ import (
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/rehost/rehost/internal/bytesize"
+	"github.com/rehost/rehost/internal/safefile"
 )
 
 // ExportArchive plans its archive, then places it (see its doc). The
@@ -548,7 +551,6 @@ type partFiles struct {
 	names  []string
 	files  []*os.File
 	sums   []listed
-	tmp    string // the checksum file being written
 	report func(path string, size int64)
 	fail   func(error)   // told of a failure to write
 	dirty  []atomic.Bool // written to since the flusher's last pass
@@ -561,7 +563,7 @@ func createParts(path string, partSize, total int64, report func(string, int64),
 	w := &partFiles{path: path, size: cmp.Or(partSize, max(total, 1)), total: total, report: report, fail: fail}
 	n := int((total + w.size - 1) / w.size)
 	if partSize > 0 && n > MaxParts {
-		return nil, fmt.Errorf("%s: %s in more than %d parts of %s: use larger parts", path, humanBytes(total), MaxParts, humanBytes(partSize))
+		return nil, fmt.Errorf("%s: %s in more than %d parts of %s: use larger parts", path, bytesize.Fixed(total), MaxParts, bytesize.Fixed(partSize))
 	}
 	for i := range n {
 		name := path
@@ -646,34 +648,28 @@ func (w *partFiles) finish(entries []*archiveEntry, quit <-chan struct{}) error 
 	return nil
 }
 
-// writeChecksums writes the checksum file, through a temporary file
-// renamed into place, once every part is synced.
+// writeChecksums writes the checksum file, once every part is synced,
+// through a temporary file synced and renamed into place, never over a
+// checksum file written meanwhile by someone else (safefile.Write).
 func (w *partFiles) writeChecksums() error {
 	var b strings.Builder
 	for _, p := range w.sums {
 		fmt.Fprintf(&b, "%s  %s\n", p.sum, p.name)
 	}
 	sums := checksumName(w.path)
-	f, err := os.CreateTemp(filepath.Dir(sums), "."+filepath.Base(sums)+"-*")
-	if err != nil {
+	err := safefile.Write(safefile.Dir(filepath.Dir(sums)), filepath.Base(sums), safefile.Options{Perm: archiveFileMode, NoReplace: true, SyncDir: true}, func(f io.Writer) error {
+		_, err := io.WriteString(f, b.String())
 		return err
-	}
-	w.tmp = f.Name()
-	_, err = f.WriteString(b.String())
-	if err = errors.Join(err, f.Sync(), f.Close(), os.Chmod(w.tmp, archiveFileMode)); err != nil {
-		return err
-	}
-	// Never over a checksum file written meanwhile by someone else.
-	if _, err := os.Lstat(sums); err == nil {
+	})
+	switch {
+	case errors.Is(err, fs.ErrExist):
 		return &ExistsError{Paths: []string{sums}}
-	}
-	if err := os.Rename(w.tmp, sums); err != nil {
+	case err != nil:
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			pe.Path = filepath.Join(filepath.Dir(sums), filepath.FromSlash(pe.Path))
+		}
 		return err
-	}
-	w.tmp = ""
-	if d, err := os.Open(filepath.Dir(sums)); err == nil {
-		d.Sync()
-		d.Close()
 	}
 	w.report(sums, int64(b.Len()))
 	return nil
@@ -684,8 +680,5 @@ func (w *partFiles) abort() {
 	for i, f := range w.files {
 		f.Close() // or closed already
 		os.Remove(w.names[i])
-	}
-	if w.tmp != "" {
-		os.Remove(w.tmp)
 	}
 }

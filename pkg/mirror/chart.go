@@ -10,14 +10,15 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"regexp"
 	"sort"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	"github.com/rehost/rehost/internal/bytesize"
 	"github.com/rehost/rehost/internal/chartarchive"
+	"github.com/rehost/rehost/internal/refgrammar"
 	"github.com/rehost/rehost/pkg/rewrite"
 	"go.yaml.in/yaml/v3"
 )
@@ -109,13 +110,6 @@ func (r *Relocation) String() string {
 	return fmt.Sprintf("%s (path style %s)", r.Registry, r.PathStyle)
 }
 
-// chartName is what an OCI repository path component allows; a chart
-// whose name is not one cannot be pushed as Helm names it.
-var chartName = regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$`)
-
-// ociTag is the OCI distribution tag grammar.
-var ociTag = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$`)
-
 // ErrNotChart is wrapped by the error of NewChart and LoadChart for an
 // archive that is not a packaged Helm chart.
 var ErrNotChart = errors.New("not a packaged Helm chart")
@@ -151,7 +145,7 @@ func readBounded(path string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(b)) > max {
-		return nil, fmt.Errorf("%s: %w of %s", path, ErrTooLarge, humanBytes(max))
+		return nil, fmt.Errorf("%s: %w of %s", path, ErrTooLarge, bytesize.Fixed(max))
 	}
 	return b, nil
 }
@@ -162,10 +156,10 @@ func readBounded(path string, max int64) ([]byte, error) {
 // `helm push` makes them.
 func NewChart(archive, prov []byte) (*Chart, error) {
 	if len(archive) > MaxChartSize {
-		return nil, fmt.Errorf("%w: %s, %w of %s", ErrNotChart, humanBytes(int64(len(archive))), ErrTooLarge, humanBytes(MaxChartSize))
+		return nil, fmt.Errorf("%w: %s, %w of %s", ErrNotChart, bytesize.Fixed(int64(len(archive))), ErrTooLarge, bytesize.Fixed(MaxChartSize))
 	}
 	if len(prov) > MaxProvenanceSize {
-		return nil, fmt.Errorf("provenance file: %s, %w of %s", humanBytes(int64(len(prov))), ErrTooLarge, humanBytes(MaxProvenanceSize))
+		return nil, fmt.Errorf("provenance file: %s, %w of %s", bytesize.Fixed(int64(len(prov))), ErrTooLarge, bytesize.Fixed(MaxProvenanceSize))
 	}
 	raw, err := chartYAML(archive)
 	if err != nil {
@@ -180,9 +174,11 @@ func NewChart(archive, prov []byte) (*Chart, error) {
 		return nil, fmt.Errorf("%w: Chart.yaml has no name", ErrNotChart)
 	case md.Version == "":
 		return nil, fmt.Errorf("%w: chart %s: Chart.yaml has no version", ErrNotChart, Quote(md.Name))
-	case !chartName.MatchString(md.Name):
+	case !refgrammar.Component(md.Name):
+		// A chart is pushed as Helm names it: its name must be a
+		// repository path component.
 		return nil, fmt.Errorf("chart %s: the name cannot be an OCI repository name (lower-case letters and digits, separated by '.', '_', '__' or '-')", Quote(md.Name))
-	case !ociTag.MatchString(ChartTag(md.Version)):
+	case !refgrammar.Tag(ChartTag(md.Version)):
 		return nil, fmt.Errorf("chart %s: version %s cannot be an OCI tag", md.Name, Quote(md.Version))
 	}
 	c := &Chart{Name: md.Name, Version: md.Version, archive: archive, prov: prov}
@@ -252,7 +248,7 @@ func chartYAML(archive []byte) ([]byte, error) {
 		}
 		if err != nil {
 			if lr.N <= 0 {
-				return nil, fmt.Errorf("%w: more than %s unpacked: %w", ErrNotChart, humanBytes(maxChartUnpacked), ErrTooLarge)
+				return nil, fmt.Errorf("%w: more than %s unpacked: %w", ErrNotChart, bytesize.Fixed(maxChartUnpacked), ErrTooLarge)
 			}
 			return nil, fmt.Errorf("%w: %v", ErrNotChart, err)
 		}
@@ -264,7 +260,7 @@ func chartYAML(archive []byte) ([]byte, error) {
 			continue
 		}
 		if h.Size > maxChartYAML {
-			return nil, fmt.Errorf("%w: %s: %s, %w of %s", ErrNotChart, Quote(h.Name), humanBytes(h.Size), ErrTooLarge, humanBytes(maxChartYAML))
+			return nil, fmt.Errorf("%w: %s: %s, %w of %s", ErrNotChart, Quote(h.Name), bytesize.Fixed(h.Size), ErrTooLarge, bytesize.Fixed(maxChartYAML))
 		}
 		if found, err = io.ReadAll(tr); err != nil {
 			return nil, fmt.Errorf("%w: %s: %v", ErrNotChart, Quote(h.Name), err)

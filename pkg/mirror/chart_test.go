@@ -317,11 +317,11 @@ func TestChartCopy(t *testing.T) {
 	if mf.Config.MediaType != ChartConfigMediaType || len(mf.Layers) != 2 {
 		t.Errorf("pushed manifest: config %s, %d layers", mf.Config.MediaType, len(mf.Layers))
 	}
-	if line := summaryLine(s); !strings.Contains(line, "0 copied, 0 skipped, 0 failed") || !strings.Contains(line, "charts: 1 pushed, 0 skipped, 0 failed") {
-		t.Errorf("summary line %q", line)
+	if s.Images() != 0 || s.Copied+s.Skipped+s.Failed != 0 || s.Charts != (Counts{Copied: 1}) {
+		t.Errorf("summary: %d images (%d copied, %d skipped, %d failed), charts %+v", s.Images(), s.Copied, s.Skipped, s.Failed, s.Charts)
 	}
-	if line := resultLine(ev.done[0]); !strings.HasPrefix(line, "copied  chart charts/shop -> "+job.Target) {
-		t.Errorf("result line %q", line)
+	if r := ev.done[0]; r.Status != Copied || r.Chart == nil || r.Source != "charts/shop" || r.Destination != job.Target {
+		t.Errorf("reported %s %s -> %s (chart %v)", r.Status, r.Source, r.Destination, r.Chart != nil)
 	}
 
 	dst.resetLog()
@@ -355,8 +355,8 @@ func TestChartCopyRefused(t *testing.T) {
 	if !errors.As(err, &ie) || ie.Job.Chart == nil || !strings.HasPrefix(err.Error(), "chart oci://ghcr.io/example/shop -> "+job.Target+": ") || !strings.Contains(err.Error(), "403") {
 		t.Errorf("error %v", err)
 	}
-	if !strings.Contains(summaryLine(s), "charts: 0 pushed, 0 skipped, 1 failed") {
-		t.Errorf("summary %q", summaryLine(s))
+	if s.Charts != (Counts{Failed: 1}) || s.Images() != 0 {
+		t.Errorf("summary: charts %+v, %d images", s.Charts, s.Images())
 	}
 	if d := head(t, job.Target); d != "" {
 		t.Errorf("the refused chart resolves: %s", d)
@@ -376,15 +376,11 @@ func TestChartDryRun(t *testing.T) {
 	if len(dst.reqs) != 0 {
 		t.Errorf("a dry run asked the registry: %v", dst.reqs)
 	}
-	var plan bytes.Buffer
-	if err := WritePlan(&plan, s); err != nil {
-		t.Fatal(err)
+	if r := s.Results[0]; len(s.Results) != 1 || r.Chart == nil || r.Source != "charts/shop" || r.Destination != dst.host+"/charts/shop:1.2.0_build.7" {
+		t.Errorf("planned %+v", s.Results)
 	}
-	if got := plan.String(); got != "would copy chart charts/shop -> "+dst.host+"/charts/shop:1.2.0_build.7 ("+want.String()+")\n" {
-		t.Errorf("plan %q", got)
-	}
-	if got := summaryLine(s); got != "dry run: 0 images and 0 attachments would be copied, 0 failed; charts: 1 would be pushed, 0 failed" {
-		t.Errorf("summary %q", got)
+	if !s.DryRun || s.Images() != 0 || s.Planned != 0 || s.Attachments != (Counts{}) || s.Charts != (Counts{Planned: 1}) {
+		t.Errorf("summary: dry run %v, %d images, %d planned, attachments %+v, charts %+v", s.DryRun, s.Images(), s.Planned, s.Attachments, s.Charts)
 	}
 }
 

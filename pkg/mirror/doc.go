@@ -70,8 +70,9 @@
 // (*EntryError: ErrUnsafeName, ErrLinkEntry, ErrSpecialEntry,
 // ErrDuplicateEntry, ErrPastEnd, ErrTooManyEntries).
 //
-// The package prints nothing: progress goes to a [Reporter] (see
-// [NewLineReporter] and [NewTerminalReporter]), and to a [PartReporter]
-// (the parts of an archive checked and written) and a [Noticer] when the
-// Reporter implements them.
+// The package prints nothing: progress goes to a [Reporter] as events
+// (rehost's command line draws them as a status line or a line per
+// image), and to a [PartReporter] (the parts of an archive checked and
+// written) and a [Noticer] when the Reporter implements them; the
+// [Summary] and its [Result] values hold every fact a report shows.
 package mirror

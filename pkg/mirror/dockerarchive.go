@@ -11,6 +11,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/rehost/rehost/internal/bytesize"
 	"github.com/rehost/rehost/pkg/rewrite"
 )
 
@@ -113,7 +114,7 @@ func (t *tarIndex) checkDockerImage(d tarball.Descriptor) error {
 	case e.dir:
 		return fmt.Errorf("%s: %w (a directory)", t.show(cfg), ErrNotRegular)
 	case e.size > MaxConfigSize:
-		return fmt.Errorf("%s: %s, %w of %s", t.show(cfg), humanBytes(e.size), ErrTooLarge, humanBytes(MaxConfigSize))
+		return fmt.Errorf("%s: %s, %w of %s", t.show(cfg), bytesize.Fixed(e.size), ErrTooLarge, bytesize.Fixed(MaxConfigSize))
 	}
 	for _, l := range d.Layers {
 		e, ok := t.entries[at(l)]

@@ -3,6 +3,7 @@ package mirror
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log"
 	"net/http"
@@ -303,4 +304,36 @@ func (b *perRepoBlobs) mount(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// textReport is a Reporter that writes what a front end writes, the way
+// the package documents it: untrusted fields quoted (Quote), messages
+// and errors as given (the package scrubs them), one line per event. The
+// hostile tests check that nothing raw reaches a report this way, and
+// that no credential does.
+type textReport struct{ w io.Writer }
+
+func (r textReport) Begin(int)         {}
+func (r textReport) Start(Job)         {}
+func (r textReport) Transferred(int64) {}
+func (r textReport) Warn(j Job, msg string) {
+	fmt.Fprintf(r.w, "warning: %s: %s\n", Quote(j.Source), msg)
+}
+func (r textReport) Notice(n Notice) { fmt.Fprintf(r.w, "notice: %s\n", n.Msg) }
+func (r textReport) Done(res Result) {
+	where := Quote(res.Source) + " -> " + Quote(res.Destination)
+	if res.Via != "" {
+		where += " via " + Quote(res.Via)
+	}
+	if res.Err != nil {
+		fmt.Fprintf(r.w, "%-7s %s: %v\n", res.Status, where, res.Err)
+	} else {
+		fmt.Fprintf(r.w, "%-7s %s (%s)\n", res.Status, where, res.Digest)
+	}
+	for _, a := range res.Attachments {
+		fmt.Fprintf(r.w, "  %-7s %s %s -> %s: %v\n", a.Status, Quote(string(a.Kind)), Quote(a.Source), Quote(a.Destination), a.Err)
+	}
+}
+func (r textReport) End(s Summary) {
+	fmt.Fprintf(r.w, "%d copied, %d skipped, %d failed\n", s.Copied, s.Skipped, s.Failed)
 }

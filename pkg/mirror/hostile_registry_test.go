@@ -100,7 +100,7 @@ func TestHostileRegistrySecrets(t *testing.T) {
 			}, body)
 			dst := newTestRegistry(t)
 			var out bytes.Buffer
-			m := newMirror(t, Options{Keychain: staticKeychain{auth}, Reporter: NewLineReporter(&out), Attachments: AttachmentsNone})
+			m := newMirror(t, Options{Keychain: staticKeychain{auth}, Reporter: textReport{&out}, Attachments: AttachmentsNone})
 			var s Summary
 			within(t, hang, func() {
 				s = m.Copy(context.Background(), []Job{{Source: src.host + "/team/app:1", Target: dst.host + "/team/app:1"}})
@@ -113,7 +113,7 @@ func TestHostileRegistrySecrets(t *testing.T) {
 				return r.Method == http.MethodPost && strings.Contains(r.URL.Path, "/blobs/uploads/")
 			}, body)
 			var out bytes.Buffer
-			m := newMirror(t, Options{Keychain: staticKeychain{auth}, Reporter: NewLineReporter(&out), Attachments: AttachmentsNone})
+			m := newMirror(t, Options{Keychain: staticKeychain{auth}, Reporter: textReport{&out}, Attachments: AttachmentsNone})
 			var s Summary
 			var err error
 			within(t, hang, func() {

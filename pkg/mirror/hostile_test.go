@@ -721,7 +721,7 @@ func TestHostileImportEscapes(t *testing.T) {
 	)
 	b.writeIndexJSON(t, im)
 	var out bytes.Buffer
-	s, err := b.importInto(t, Options{Reporter: NewLineReporter(&out)})
+	s, err := b.importInto(t, Options{Reporter: textReport{&out}})
 	if err != nil {
 		t.Fatal(err)
 	}

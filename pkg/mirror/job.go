@@ -60,7 +60,13 @@ type Result struct {
 	Destination string `json:"destination"`
 	// Via is the address the image was pushed to when it is not the
 	// target's registry (Options.PushRegistry): "10.0.0.5:5000".
-	Via    string `json:"via,omitempty"`
+	Via string `json:"via,omitempty"`
+	// From is the address the image was read from when it is not its
+	// source: its source mirror (Options.SourceMirrors),
+	// "mirror.corp:5000/dockerhub/library/nginx:1.25". Empty when it was
+	// read from its own registry, the mirror lacking it. A dry run that
+	// asks no registry gives the mirror it would try first.
+	From   string `json:"from,omitempty"`
 	Status Status `json:"status"`
 	// Digest is the digest of the image in the destination ("sha256:…"),
 	// when known: always after a copy or a skip, in a dry run only with
@@ -106,9 +112,12 @@ type Summary struct {
 	Bytes int64
 	// Elapsed is the run's wall-clock time.
 	Elapsed time.Duration
-
-	attachments bool // the run looked for attachments
-	dryRun      bool // the run was a dry run
+	// ListedAttachments says that the run looked for attachments
+	// (Options.Attachments is not AttachmentsNone, and a dry run does not
+	// pin), so that Attachments counts them.
+	ListedAttachments bool
+	// DryRun says that the run was a dry run (Options.DryRun).
+	DryRun bool
 }
 
 // Counts counts outcomes by status.
@@ -206,3 +215,12 @@ func (e *ImageError) Error() string {
 
 // Unwrap returns the reason, for errors.Is and errors.As.
 func (e *ImageError) Unwrap() error { return e.Err }
+
+// errText is an error's message on one line, unprintable characters
+// escaped.
+func errText(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	return clean(err.Error())
+}

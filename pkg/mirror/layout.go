@@ -93,12 +93,12 @@ func (m *Mirror) exportTasks(jobs []Job, dest *layoutTarget) []task {
 			tasks[i].origin = chartOrigin{c: j.Chart}
 			continue
 		}
-		src, err := parseRef(j.Source, m.insecure.has)
+		o, err := m.sourceOrigin(j)
 		if err != nil {
 			tasks[i].err = err
 			continue
 		}
-		tasks[i].origin = registryOrigin{m: m, ref: src}
+		tasks[i].origin = o
 	}
 	return tasks
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/rehost/rehost/internal/bytesize"
 )
 
 // fileSource is where the files of an OCI image layout are read from: a
@@ -39,14 +40,14 @@ func (d layoutFS) readFile(rel string, max int64) ([]byte, error) {
 	}
 	defer f.Close()
 	if size > max {
-		return nil, fmt.Errorf("%s: %s, %w of %s", d.show(rel), humanBytes(size), ErrTooLarge, humanBytes(max))
+		return nil, fmt.Errorf("%s: %s, %w of %s", d.show(rel), bytesize.Fixed(size), ErrTooLarge, bytesize.Fixed(max))
 	}
 	b, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
 		return nil, &fs.PathError{Op: "read", Path: d.show(rel), Err: err}
 	}
 	if int64(len(b)) > max {
-		return nil, fmt.Errorf("%s: grew while being read, %w of %s", d.show(rel), ErrTooLarge, humanBytes(max))
+		return nil, fmt.Errorf("%s: grew while being read, %w of %s", d.show(rel), ErrTooLarge, bytesize.Fixed(max))
 	}
 	return b, nil
 }
@@ -56,7 +57,7 @@ func (d layoutFS) readFile(rel string, max int64) ([]byte, error) {
 func (d layoutFS) readBlob(desc v1.Descriptor, max int64) ([]byte, error) {
 	rel := blobPath(desc.Digest)
 	if desc.Size < 0 || desc.Size > max {
-		return nil, fmt.Errorf("%s: declared size %d bytes is %w of %s", d.show(rel), desc.Size, ErrTooLarge, humanBytes(max))
+		return nil, fmt.Errorf("%s: declared size %d bytes is %w of %s", d.show(rel), desc.Size, ErrTooLarge, bytesize.Fixed(max))
 	}
 	f, size, err := d.open(rel)
 	if err != nil {
@@ -156,7 +157,12 @@ func (v *verifyingReader) Read(p []byte) (int, error) {
 		v.err = fmt.Errorf("%s: longer than the %d bytes its descriptor declares: %w", v.name, v.size, ErrSizeMismatch)
 		return 0, v.err
 	}
-	if err == io.EOF {
+	// The digest is checked with the read that reaches the declared size,
+	// and the last bytes are withheld when it does not match: a reader
+	// that wants exactly that many bytes (an HTTP request of that
+	// Content-Length) never asks for the end, and a registry that got the
+	// whole body could answer before the transport reports the error.
+	if v.n == v.size && n > 0 || err == io.EOF && v.n != v.size {
 		switch got := hex.EncodeToString(v.h.Sum(nil)); {
 		case v.n != v.size:
 			v.err = fmt.Errorf("%s: %d bytes, but its descriptor declares %d: %w", v.name, v.n, v.size, ErrSizeMismatch)
@@ -164,7 +170,7 @@ func (v *verifyingReader) Read(p []byte) (int, error) {
 			v.err = fmt.Errorf("%s: %w (it is %s:%s)", v.name, ErrDigestMismatch, v.want.Algorithm, got)
 		}
 		if v.err != nil {
-			return n, v.err
+			return 0, v.err
 		}
 	}
 	return n, err

@@ -84,6 +84,21 @@ type Options struct {
 	// (see PushRegistry). It applies to Copy, Import and ImportArchive;
 	// Export and ExportArchive record targets and push nothing.
 	PushRegistry *PushRegistry
+	// SourceMirrors are where images are read from instead of their own
+	// registry (rewrite.Config.SourceMirrors: a corporate mirror or
+	// pull-through cache of docker.io, quay.io, ...), for Copy, Export and
+	// ExportArchive. An image is looked for in its mirror first, and in
+	// its registry when the mirror answers that it does not have it (404,
+	// MANIFEST_UNKNOWN, NAME_UNKNOWN; a warning says so); any other
+	// failure of the mirror fails the image. Its attachments are read from
+	// where it was found. Everything else keeps the source's name: the
+	// Job, results, layout annotations, attachment sources. Insecure,
+	// RootCAs and Keychain apply to mirror hosts as to any registry.
+	// Result.From says where an image was read.
+	SourceMirrors *rewrite.SourceMirrors
+	// SourceMirrorOnly never reads an image covered by SourceMirrors from
+	// its own registry: one its mirror lacks fails (*NotInMirrorError).
+	SourceMirrorOnly bool
 	// Reporter receives progress; nil discards it.
 	Reporter Reporter
 	// UserAgent is sent to registries; empty means "rehost".
@@ -177,13 +192,9 @@ func (m *Mirror) Copy(ctx context.Context, jobs []Job) Summary {
 		var err error
 		if j.Chart != nil {
 			tasks[i].origin = chartOrigin{c: j.Chart}
-		} else {
-			var src ref
-			if src, err = parseRef(j.Source, m.insecure.has); err != nil {
-				tasks[i].err = err
-				continue
-			}
-			tasks[i].origin = registryOrigin{m: m, ref: src}
+		} else if tasks[i].origin, err = m.sourceOrigin(j); err != nil {
+			tasks[i].err = err
+			continue
 		}
 		dst, via, err := m.parseTarget(j.Target)
 		if err != nil {
@@ -328,7 +339,7 @@ func (m *Mirror) runTasks(ctx context.Context, tasks []task, h holder, notices .
 	}
 	close(next)
 	wg.Wait()
-	s := Summary{attachments: m.listsAttachments(), dryRun: m.opts.DryRun}
+	s := Summary{ListedAttachments: m.listsAttachments(), DryRun: m.opts.DryRun}
 	for _, r := range results {
 		s.add(r)
 	}
@@ -368,6 +379,9 @@ func (m *Mirror) do(ctx context.Context, rs *runState, t task) Result {
 		}}
 		err = m.transfer(withCounter(ctx, c), rs, t, &res)
 		res.Bytes = c.n.Load()
+	}
+	if mo, ok := t.origin.(*mirroredOrigin); ok {
+		res.From = mo.from()
 	}
 	if err != nil {
 		res.Status, res.Err = Failed, m.failure(ctx, err)
@@ -672,10 +686,26 @@ func (m *Mirror) narrow(j Job, a artifact) (out artifact, before *v1.Hash, err e
 		return a, nil, err
 	}
 	if r, err := rewrite.ParseRef(j.Target); err == nil && r.Digest != "" {
-		return a, nil, fmt.Errorf("the target is pinned to %s, but --platform keeps %d of %d manifests and the index digest becomes %s", r.Digest, kept, total, after)
+		return a, nil, &PinnedNarrowError{Pinned: r.Digest, Kept: kept, Total: total, Digest: after.String()}
 	}
 	m.warn(j, fmt.Sprintf("platform filter keeps %d of %d manifests: the index digest changes from %s to %s", kept, total, orig, after))
 	return artifact{idx: idx}, &orig, nil
+}
+
+// PinnedNarrowError is the refusal to narrow an index (Options.Platforms)
+// whose target is pinned to its digest: the narrowed index has another.
+type PinnedNarrowError struct {
+	// Pinned is the digest the target names.
+	Pinned string
+	// Kept and Total count the manifests the platforms keep, of the
+	// index's.
+	Kept, Total int
+	// Digest is the narrowed index's digest.
+	Digest string
+}
+
+func (e *PinnedNarrowError) Error() string {
+	return fmt.Sprintf("the target is pinned to %s, but the platform filter (Options.Platforms) keeps %d of %d manifests and the index digest becomes %s", e.Pinned, e.Kept, e.Total, e.Digest)
 }
 
 // registryOrigin reads from a registry.

@@ -429,8 +429,9 @@ func TestPlatformFilter(t *testing.T) {
 	// A target pinned by digest cannot take a narrowed index.
 	pinned := f.src.host + "/team/app@" + f.digests[app]
 	s = newMirror(t, Options{Platforms: []v1.Platform{*amd64}}).Copy(context.Background(), f.jobs(t, rewrite.Config{}, pinned))
-	if s.Failed != 1 || !strings.Contains(s.Err().Error(), "pinned") {
-		t.Errorf("pinned target with --platform: %d failed, err %v", s.Failed, s.Err())
+	var pe *PinnedNarrowError
+	if s.Failed != 1 || !errors.As(s.Err(), &pe) || pe.Pinned != f.digests[app] || pe.Kept != 1 || pe.Total != 3 || !strings.HasPrefix(pe.Digest, "sha256:") {
+		t.Errorf("pinned target with Platforms: %d failed, err %v (%+v)", s.Failed, s.Err(), pe)
 	}
 	// A platform no manifest has.
 	s390x, _ := v1.ParsePlatform("linux/s390x")

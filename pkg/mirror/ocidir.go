@@ -2,7 +2,6 @@ package mirror
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -14,6 +13,7 @@ import (
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/rehost/rehost/internal/safefile"
 )
 
 // Limits on what rehost reads whole from an OCI image layout. A layout
@@ -192,12 +192,13 @@ func (d *ociDir) mkdirs(rel string) error {
 }
 
 // writeAtomic writes the file rel: fill writes its content into a new
-// temporary file beside it, which is then renamed over rel. rel is
+// temporary file beside it, which is synced and renamed over rel, all
+// inside the os.Root (safefile.Write, rehost's one atomic write). rel is
 // replaced, never written through: an existing link is refused and an
 // existing hard link is left pointing at the old content. On any error
 // (fill's included) the temporary file is removed and rel is left as it
 // was.
-func (d *ociDir) writeAtomic(rel string, fill func(w io.Writer) error) (err error) {
+func (d *ociDir) writeAtomic(rel string, fill func(w io.Writer) error) error {
 	fi, err := d.lstat(rel)
 	switch {
 	case err == nil && !fi.Mode().IsRegular():
@@ -205,33 +206,17 @@ func (d *ociDir) writeAtomic(rel string, fill func(w io.Writer) error) (err erro
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return err
 	}
-	var rnd [8]byte
-	rand.Read(rnd[:])
-	dir, base := path.Split(rel)
-	tmp := dir + "." + base + "." + hex.EncodeToString(rnd[:]) + ".tmp"
-	f, err := d.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return d.pathErr("create", tmp, err)
+	var fillErr error
+	err = safefile.Write(d.root, rel, safefile.Options{Perm: 0o644}, func(w io.Writer) error {
+		fillErr = fill(w)
+		return fillErr
+	})
+	var pe *fs.PathError
+	if err != nil && err != fillErr && errors.As(err, &pe) { //nolint:errorlint // fill's own error, by identity
+		// The path within the layout, shown with the layout's.
+		return d.pathErr(pe.Op, pe.Path, pe.Err)
 	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			d.root.Remove(tmp)
-		}
-	}()
-	if err = fill(f); err != nil {
-		return err
-	}
-	if err = f.Sync(); err != nil {
-		return d.pathErr("sync", tmp, err)
-	}
-	if err = f.Close(); err != nil {
-		return d.pathErr("close", tmp, err)
-	}
-	if err = d.root.Rename(tmp, rel); err != nil {
-		return d.pathErr("rename", rel, err)
-	}
-	return nil
+	return err
 }
 
 // writeFile writes data to rel (see writeAtomic).

@@ -18,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/rehost/rehost/internal/bytesize"
 )
 
 // The files of an archive FILE: FILE itself, or its parts FILE.part000,
@@ -261,7 +263,7 @@ func readChecksums(p string) ([]byte, error) {
 		return nil, &ChecksumFileError{File: p, Reason: fmt.Sprintf("%v (%s)", ErrNotRegular, fi.Mode().Type())}
 	}
 	if fi.Size() > maxChecksumFile {
-		return nil, &ChecksumFileError{File: p, Reason: fmt.Sprintf("%s, %v of %s", humanBytes(fi.Size()), ErrTooLarge, humanBytes(maxChecksumFile))}
+		return nil, &ChecksumFileError{File: p, Reason: fmt.Sprintf("%s, %v of %s", bytesize.Fixed(fi.Size()), ErrTooLarge, bytesize.Fixed(maxChecksumFile))}
 	}
 	f, err := os.OpenFile(p, os.O_RDONLY|openNonblock, 0)
 	if err != nil {
@@ -273,7 +275,7 @@ func readChecksums(p string) ([]byte, error) {
 		return nil, err
 	}
 	if len(b) > maxChecksumFile {
-		return nil, &ChecksumFileError{File: p, Reason: fmt.Sprintf("grew while being read, %v of %s", ErrTooLarge, humanBytes(maxChecksumFile))}
+		return nil, &ChecksumFileError{File: p, Reason: fmt.Sprintf("grew while being read, %v of %s", ErrTooLarge, bytesize.Fixed(maxChecksumFile))}
 	}
 	return b, nil
 }

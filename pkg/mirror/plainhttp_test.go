@@ -17,9 +17,15 @@ import (
 type noticeEvents struct {
 	events
 	notices []string
+	plain   []string // Notice.PlainHTTP
 }
 
-func (e *noticeEvents) Notice(msg string) { e.notices = append(e.notices, msg) }
+func (e *noticeEvents) Notice(n Notice) {
+	e.notices = append(e.notices, n.Msg)
+	if n.PlainHTTP != "" {
+		e.plain = append(e.plain, n.PlainHTTP)
+	}
+}
 
 // TestPlainHTTPPrivateAddress: go-containerregistry would fall back to
 // plain HTTP for an RFC 1918 address; rehost refuses unless the host is
@@ -47,10 +53,13 @@ func TestPlainHTTPPrivateAddress(t *testing.T) {
 	if s.Failed != 1 || !errors.As(err, &pe) || pe.Host != private {
 		t.Fatalf("plain HTTP to a private address: %d failed, %v; want a PlainHTTPError for %s", s.Failed, err, private)
 	}
-	for _, want := range []string{"plain HTTP", private, "insecure"} {
+	for _, want := range []string{"plain HTTP", private, "insecure", "(Options.Insecure)"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error does not mention %q: %v", want, err)
 		}
+	}
+	if strings.Contains(err.Error(), "--") {
+		t.Errorf("the library's error names a flag: %v", err)
 	}
 	for _, m := range []string{http.MethodPut, http.MethodPost, http.MethodPatch, http.MethodHead} {
 		if n := plain.count(m, "."); n != 0 {
@@ -112,6 +121,12 @@ func TestPlainHTTPOtherLoopback(t *testing.T) {
 	}
 	if len(ev.notices) != 2 || !strings.Contains(ev.notices[0], "loopback") || !strings.Contains(strings.Join(ev.notices, "\n"), src.host) || !strings.Contains(strings.Join(ev.notices, "\n"), dst.host) {
 		t.Errorf("notices %q, want one for each of %s and %s", ev.notices, src.host, dst.host)
+	}
+	if got := sorted(ev.plain...); len(got) != 2 || strings.Join(got, " ") != strings.Join(sorted(src.host, dst.host), " ") {
+		t.Errorf("plain-HTTP hosts noticed %q, want %s and %s", ev.plain, src.host, dst.host)
+	}
+	if strings.Contains(strings.Join(ev.notices, "\n"), "--") {
+		t.Errorf("a notice names a flag: %q", ev.notices)
 	}
 	if len(ev.warnings) != 0 {
 		t.Errorf("notices must not be image warnings: %q", ev.warnings)

@@ -75,7 +75,7 @@ func TestPushRegistryCopy(t *testing.T) {
 	f := newFixture(t)
 	jobs := f.jobs(t, rewrite.Config{Registry: "sea.hub:5000"})
 	var log bytes.Buffer
-	o := Options{PushRegistry: &PushRegistry{Name: "sea.hub:5000", Address: f.dst.host}, Reporter: NewLineReporter(&log)}
+	o := Options{PushRegistry: &PushRegistry{Name: "sea.hub:5000", Address: f.dst.host}, Reporter: textReport{&log}}
 	s := newMirror(t, o).Copy(context.Background(), jobs)
 	if err := s.Err(); err != nil || s.Copied != 3 {
 		t.Fatalf("%d copied: %v", s.Copied, err)

@@ -77,3 +77,17 @@ func (r ref) write() name.Reference {
 	}
 	return r.repo.Digest(r.digest)
 }
+
+// address is where the reference is read or written, as the registry is
+// asked ("mirror.corp:5000/dockerhub/library/nginx:1.25"): the registry
+// and repository of repo, which String does not show when name is set.
+func (r ref) address() string {
+	s := r.repo.RegistryStr() + "/" + r.repo.RepositoryStr()
+	if r.tag != "" {
+		s += ":" + r.tag
+	}
+	if r.digest != "" {
+		s += "@" + r.digest
+	}
+	return s
+}

@@ -5,11 +5,8 @@ import (
 	"encoding/base64"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/rehost/rehost/internal/bounded"
@@ -25,38 +22,9 @@ import (
 // module uses.
 func Quote(s string) string { return bounded.Word(s) }
 
-// clean escapes what is not printable in a message (control characters,
-// terminal escapes, newlines, invalid UTF-8, bidirectional controls) as
-// strconv.Quote would, and keeps the rest: a message stays one line.
-func clean(s string) string {
-	ok := true
-	for _, r := range s {
-		if r == utf8.RuneError || (r != ' ' && !unicode.IsPrint(r)) {
-			ok = false
-			break
-		}
-	}
-	if ok && utf8.ValidString(s) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n <= 1:
-			b.WriteString(`\x`)
-			b.WriteString(strconv.FormatUint(uint64(s[i])>>4, 16))
-			b.WriteString(strconv.FormatUint(uint64(s[i])&15, 16))
-		case r == ' ' || unicode.IsPrint(r):
-			b.WriteString(s[i : i+n])
-		default:
-			q := strconv.QuoteRune(r)
-			b.WriteString(q[1 : len(q)-1])
-		}
-		i += n
-	}
-	return b.String()
-}
+// clean escapes what is not printable in a message (bounded.Clean): a
+// message stays one line.
+func clean(s string) string { return bounded.Clean(s) }
 
 // redacted replaces a credential in a message.
 const redacted = "[redacted]"

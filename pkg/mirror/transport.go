@@ -90,17 +90,22 @@ type plainGuard struct {
 }
 
 // PlainHTTPError is a refused plain-HTTP request, or a registry that
-// answered a TLS request in plain HTTP.
+// answered a TLS request in plain HTTP. Its message ends with the remedy
+// in this package's terms, "(Options.Insecure)": a front end adds its own
+// (rehost mirror names --insecure and --insecure-source).
 type PlainHTTPError struct {
+	// Host is the registry ("host[:port]").
 	Host string
-	Err  error // the TLS failure, when the registry answered in plain HTTP
+	// Err is the TLS failure when the registry answered in plain HTTP
+	// (http.ErrSchemeMismatch); nil when a plain-HTTP request was refused.
+	Err error
 }
 
 func (e *PlainHTTPError) Error() string {
 	if e.Err != nil {
-		return fmt.Sprintf("%v: registry %s speaks plain HTTP, which is used only for hosts named insecure (Options.Insecure; rehost mirror: --insecure for the target, --insecure-source %s for a source)", e.Err, e.Host, e.Host)
+		return fmt.Sprintf("%v: registry %s speaks plain HTTP, which is used only for hosts named insecure (Options.Insecure)", e.Err, e.Host)
 	}
-	return fmt.Sprintf("plain HTTP to %s refused: TLS is required unless the host is named insecure (Options.Insecure; rehost mirror: --insecure for the target, --insecure-source %s for a source)", e.Host, e.Host)
+	return fmt.Sprintf("plain HTTP to %s refused: TLS is required unless the host is named insecure (Options.Insecure)", e.Host)
 }
 
 func (e *PlainHTTPError) Unwrap() error { return e.Err }
@@ -115,11 +120,9 @@ func (g plainGuard) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, &PlainHTTPError{Host: host}
 		}
 		if _, done := g.m.notified.LoadOrStore(strings.ToLower(host), true); !done {
-			msg := g.m.secrets.scrub(fmt.Sprintf("%s is reached over plain HTTP: it is a loopback address (any other registry needs TLS or --insecure)", host))
-			g.m.report(func(r Reporter) {
-				if n, ok := r.(Noticer); ok {
-					n.Notice(msg)
-				}
+			g.m.notice(Notice{
+				Msg:       fmt.Sprintf("%s is reached over plain HTTP: it is a loopback address (any other registry needs TLS or to be named insecure)", host),
+				PlainHTTP: host,
 			})
 		}
 	}

@@ -104,6 +104,8 @@ const (
 //	- {group: example.com, kind: Widget, path: spec.runner.image}
 //	rewriteEmbedded: false
 //	chartsPath: charts
+//	sourceMirrors:
+//	- {prefix: docker.io, mirror: mirror.corp:5000/dockerhub}
 type Config struct {
 	APIVersion string      `yaml:"apiVersion,omitempty" json:"apiVersion,omitempty"`
 	Kind       string      `yaml:"kind,omitempty" json:"kind,omitempty"`
@@ -155,6 +157,12 @@ type Config struct {
 	// unlisted (see docs/gitops.md); a Flux OCIRepository of a chart is
 	// then an OCI artifact like any other, mapped as an image.
 	NoChartSources bool `yaml:"noChartSources,omitempty" json:"noChartSources,omitempty"`
+	// SourceMirrors are where images are pulled from instead of their
+	// registry (rehost mirror; see SourceMirror): a corporate mirror or
+	// pull-through cache of docker.io, quay.io, ... Longest prefix first,
+	// path components whole. The mapping ignores them: manifests, targets
+	// and image lists keep the images' own names.
+	SourceMirrors []SourceMirror `yaml:"sourceMirrors,omitempty" json:"sourceMirrors,omitempty"`
 	// ImageList, when set, makes the KRM function (rehost fn) add or update
 	// a ConfigMap that carries the image list. Off by default; the other
 	// commands ignore it.
@@ -203,7 +211,73 @@ func LoadConfig(data []byte) (Config, error) {
 			return c, &ConfigError{Field: "registry", Reason: ErrEmptyRegistry.Error()}
 		}
 	}
-	return c, c.Validate()
+	if err := c.Validate(); err != nil {
+		var ce *ConfigError
+		if errors.As(err, &ce) && strings.HasPrefix(ce.Field, "sourceMirrors[") {
+			ce.Line = sourceMirrorLine(data, ce.Field)
+		}
+		return c, err
+	}
+	return c, nil
+}
+
+// checkSourceMirrors checks the sourceMirrors entries: each, then no
+// prefix twice.
+func checkSourceMirrors(ms []SourceMirror) error {
+	for i, m := range ms {
+		if _, _, err := m.parse(); err != nil {
+			var se *SourceMirrorError
+			if errors.As(err, &se) && se.Field != "" {
+				return &ConfigError{Field: fmt.Sprintf("sourceMirrors[%d].%s", i, se.Field), Reason: fmt.Sprintf("%q: %s", se.Value, se.Reason)}
+			}
+			return &ConfigError{Field: fmt.Sprintf("sourceMirrors[%d]", i), Reason: err.Error()}
+		}
+	}
+	if _, err := NewSourceMirrors(ms); err != nil {
+		var de *DuplicatePrefixError
+		if errors.As(err, &de) {
+			return &ConfigError{Field: fmt.Sprintf("sourceMirrors[%d].prefix", de.Second), Reason: fmt.Sprintf("%s is mapped twice (sourceMirrors[%d] maps it too): give each prefix one mirror", de.Prefix, de.First)}
+		}
+		return &ConfigError{Field: "sourceMirrors", Reason: err.Error()}
+	}
+	return nil
+}
+
+// sourceMirrorLine is the line of the sourceMirrors entry that field
+// ("sourceMirrors[2].prefix") names in the config document data, 0 when
+// it cannot be found.
+func sourceMirrorLine(data []byte, field string) int {
+	var i int
+	var key string
+	if _, err := fmt.Sscanf(strings.Replace(field, "].", "] ", 1), "sourceMirrors[%d] %s", &i, &key); err != nil {
+		if _, err := fmt.Sscanf(field, "sourceMirrors[%d]", &i); err != nil {
+			return 0
+		}
+	}
+	var doc yaml.Node
+	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return 0
+	}
+	top := doc.Content[0]
+	for k := 0; k+1 < len(top.Content); k += 2 {
+		if top.Content[k].Value != "sourceMirrors" {
+			continue
+		}
+		list := top.Content[k+1]
+		if list.Kind != yaml.SequenceNode || i >= len(list.Content) {
+			return 0
+		}
+		entry := list.Content[i]
+		if entry.Kind == yaml.MappingNode && key != "" {
+			for j := 0; j+1 < len(entry.Content); j += 2 {
+				if entry.Content[j].Value == key {
+					return entry.Content[j+1].Line
+				}
+			}
+		}
+		return entry.Line
+	}
+	return 0
 }
 
 // ErrEmptyRegistry is the reason given for a registry set to the empty
@@ -251,6 +325,9 @@ func (c Config) Validate() error {
 			err.Field = fmt.Sprintf("imageFields[%d].%s", i, err.Field)
 			return err
 		}
+	}
+	if err := checkSourceMirrors(c.SourceMirrors); err != nil {
+		return err
 	}
 	if c.ImageList != nil {
 		n := c.ImageList.ConfigMapName

@@ -44,9 +44,15 @@ type ConfigError struct {
 	// Err, when set, is the typed cause (a *PrefixTooLongError); Reason is
 	// its message.
 	Err error
+	// Line is the line of the field in the config file, when known
+	// (LoadConfig sets it for the entries of sourceMirrors).
+	Line int
 }
 
 func (e *ConfigError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("config: line %d: %s: %s", e.Line, e.Field, e.Reason)
+	}
 	return fmt.Sprintf("config: %s: %s", e.Field, e.Reason)
 }
 

@@ -3,29 +3,17 @@ package rewrite
 import (
 	"fmt"
 	"net/netip"
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/rehost/rehost/internal/bounded"
+	"github.com/rehost/rehost/internal/refgrammar"
 )
 
 // dockerHub is how rehost spells Docker Hub in image lists and targets, as
 // docker and containerd normalise it; "index.docker.io" is the same
 // registry.
 const dockerHub = "docker.io"
-
-// validHost is the domain of the distribution reference grammar:
-// dot-separated labels of letters, digits and inner hyphens, or a
-// bracketed IPv6 address, with an optional port.
-var validHost = regexp.MustCompile(`^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*|\[[0-9a-fA-F:.]+\])(?::[0-9]+)?$`)
-
-// validComponent is a repository path component and validTag a tag of the
-// distribution reference grammar.
-var (
-	validComponent = regexp.MustCompile(`^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$`)
-	validTag       = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
-)
 
 // repositoryChars are the characters of a repository path.
 const repositoryChars = "abcdefghijklmnopqrstuvwxyz0123456789_-./"
@@ -36,7 +24,7 @@ var digestHexLen = map[string]int{"sha256": 64, "sha384": 96, "sha512": 128}
 
 // checkHost checks a registry host ("sea.hub:5000", "localhost", "[::1]:5000").
 func checkHost(host string) error {
-	ok := validHost.MatchString(host)
+	ok := refgrammar.Host(host)
 	if ok && strings.HasPrefix(host, "[") {
 		// An IP literal is an IPv6 address (RFC 3986).
 		addr, err := netip.ParseAddr(host[1:strings.IndexByte(host, ']')])
@@ -51,7 +39,7 @@ func checkHost(host string) error {
 // checkPath checks every component of a repository path.
 func checkPath(path string) error {
 	for _, c := range strings.Split(path, "/") {
-		if !validComponent.MatchString(c) {
+		if !refgrammar.Component(c) {
 			return fmt.Errorf("repository path component %s of %s must be lower-case letters and digits, separated by '.', '_', '__' or '-'", bounded.Quote(c), bounded.Quote(path))
 		}
 	}
@@ -133,7 +121,7 @@ func ParseRef(s string) (Ref, error) {
 		switch {
 		case tag == "":
 			return bad("a tag name must follow the colon")
-		case !validTag.MatchString(tag):
+		case !refgrammar.Tag(tag):
 			return bad(fmt.Sprintf("tag %s must start with a letter, digit or _ and have at most 128 characters", bounded.Quote(tag)))
 		}
 	}
