@@ -32,9 +32,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 
 	"github.com/rehost/rehost/pkg/helm"
+	"github.com/rehost/rehost/pkg/rendered"
 	"github.com/spf13/cobra"
 )
 
@@ -73,7 +75,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 			err = fmt.Errorf("%w (--kube-version, default %s): give the cluster's version with --kube-version VERSION", err, helm.DefaultKubeVersion)
 		}
 		fmt.Fprintf(stderr, "rehost-helm: %v\n", err)
+		writeFailure(stdout, err)
 		return 1
 	}
 	return 0
+}
+
+// writeFailure writes the facts of a failure (rendered.Failure) on
+// standard output, for rehost to word without matching the message: a
+// registry that answered HTTPS in plain HTTP (rehost suggests
+// --plain-http).
+func writeFailure(stdout io.Writer, err error) {
+	f := rendered.Failure{Format: rendered.FailureFormat, PlainHTTP: errors.Is(err, http.ErrSchemeMismatch)}
+	if f.PlainHTTP {
+		json.NewEncoder(stdout).Encode(f)
+	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -137,18 +136,15 @@ func chartStreams(in manifest.Input, hf *helmFlags, rw *manifest.Rewriter, s str
 
 // renderChart runs rehost-helm on the chart at path.
 func renderChart(path string, hf *helmFlags, s streams) (*rendered.Chart, error) {
-	out, bin, err := hf.src.runHelper("rendering chart "+hf.src.show(path)+": ", hf.args(path), hf.valuesStdin(s), "")
+	hc, err := hf.src.helmClient()
 	if err != nil {
 		return nil, err
 	}
-	var c rendered.Chart
-	if err := json.Unmarshal(out, &c); err != nil {
-		return nil, fmt.Errorf("rendering chart %s: reading the output of %s: %w", hf.src.show(path), bin, err)
+	c, err := hc.Render(hf.args(path), hf.valuesStdin(s))
+	if err != nil {
+		return nil, helperError("rendering chart "+hf.src.show(path)+": ", err)
 	}
-	if c.Format != rendered.Format {
-		return nil, fmt.Errorf("rendering chart %s: %s writes format %d, this rehost reads format %d: install the rehost-helm of the same release as rehost (%s)", hf.src.show(path), bin, c.Format, rendered.Format, installHint(helmHelper))
-	}
-	return &c, nil
+	return c, nil
 }
 
 // findHelmHelper returns the path of rehost-helm.

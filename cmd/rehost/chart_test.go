@@ -16,12 +16,17 @@ import (
 var catPath, catErr = exec.LookPath("cat")
 
 // fakeHelper puts on PATH a rehost-helm that records its arguments and
-// standard input, prints out and exits with code. It returns the file of
-// recorded arguments, one per line, then "stdin:" and the input.
-func fakeHelper(t *testing.T, out string, code int) string {
+// standard input, prints out and exits with code. A failing one (code not
+// 0) prints out on standard error, and failure (a rendered.Failure as
+// JSON), if given, on standard output. It returns the file of recorded
+// arguments, one per line, then "stdin:" and the input.
+func fakeHelper(t *testing.T, out string, code int, failure ...string) string {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "out"), []byte(out), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "failure"), []byte(strings.Join(failure, "")), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	record := filepath.Join(dir, "args")
@@ -34,7 +39,7 @@ func fakeHelper(t *testing.T, out string, code int) string {
 	if code == 0 {
 		script += cat + " " + filepath.Join(dir, "out") + "\n"
 	} else {
-		script += cat + " " + filepath.Join(dir, "out") + " >&2\nexit 1\n"
+		script += cat + " " + filepath.Join(dir, "out") + " >&2\n" + cat + " " + filepath.Join(dir, "failure") + "\nexit 1\n"
 	}
 	if err := os.WriteFile(filepath.Join(dir, helmHelper), []byte(script), 0o755); err != nil {
 		t.Fatal(err)

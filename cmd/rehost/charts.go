@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rehost/rehost/cmd/rehost/internal/helmexec"
 	"github.com/rehost/rehost/internal/bytesize"
 	"github.com/rehost/rehost/internal/redact"
 	"github.com/rehost/rehost/pkg/manifest"
@@ -250,19 +250,26 @@ func (c *chartSource) fetch(ref string) (*rendered.ChartFile, error) {
 	if c.repo != "" {
 		what += " --repo " + redact.URLs(c.repo)
 	}
-	out, _, err := c.runHelper("fetching ", append(args, "--", ref), nil, tmp)
+	hc, err := c.helmClient()
 	if err != nil {
-		if strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") && !c.plainHTTP {
-			err = fmt.Errorf("%w (a registry over plain HTTP: --plain-http)", err)
-		}
 		return nil, err
 	}
-	var f rendered.ChartFile
-	if err := json.Unmarshal(out, &f); err != nil {
-		return nil, fmt.Errorf("fetching chart %s: reading the output of %s: %w", what, helmHelper, err)
-	}
-	if f.Format != rendered.ChartFileFormat {
-		return nil, fmt.Errorf("fetching chart %s: %s writes format %d, this rehost reads format %d: install the rehost-helm of the same release as rehost (%s)", what, helmHelper, f.Format, rendered.ChartFileFormat, installHint(helmHelper))
+	f, err := hc.ChartFile(append(args, "--", ref), tmp)
+	var failed *helmexec.FailedError
+	var output *helmexec.OutputError
+	var format *helmexec.FormatError
+	switch {
+	case err == nil:
+	case errors.As(err, &failed) && failed.Failure.PlainHTTP && !c.plainHTTP:
+		return nil, fmt.Errorf("fetching %w (a registry over plain HTTP: --plain-http)", err)
+	case errors.As(err, &output):
+		output.Helper = helmHelper
+		return nil, helperError("fetching chart "+what+": ", output)
+	case errors.As(err, &format):
+		format.Helper = helmHelper
+		return nil, helperError("fetching chart "+what+": ", format)
+	default:
+		return nil, helperError("fetching ", err)
 	}
 	if c.shown == nil {
 		c.shown = map[string]string{}
@@ -271,7 +278,7 @@ func (c *chartSource) fetch(ref string) (*rendered.ChartFile, error) {
 	if f.URL == "" {
 		c.shown[f.Path] = redact.URLs(ref)
 	}
-	return &f, nil
+	return f, nil
 }
 
 // show is what a chart path is called in messages: the reference it was

@@ -52,7 +52,7 @@ func TestChartReference(t *testing.T) {
 // with the chart source flags; its error is rehost-helm's, which names
 // the chart, after "fetching"; a plain-HTTP registry gets a hint.
 func TestChartReferenceHelper(t *testing.T) {
-	record := fakeHelper(t, `chart oci://127.0.0.1:5000/charts/shop version 1.2.0: Get "https://127.0.0.1:5000/v2/": http: server gave HTTP response to HTTPS client`, 1)
+	record := fakeHelper(t, `chart oci://127.0.0.1:5000/charts/shop version 1.2.0: Get "https://127.0.0.1:5000/v2/": http: server gave HTTP response to HTTPS client`, 1, `{"format":1,"plainHTTP":true}`)
 	_, errOut, code := rehost(t, "", "images", "oci://127.0.0.1:5000/charts/shop", "--version", "1.2.0", "--helm-user-config")
 	if code != 1 || errOut != "rehost: fetching chart oci://127.0.0.1:5000/charts/shop version 1.2.0: Get \"https://127.0.0.1:5000/v2/\": http: server gave HTTP response to HTTPS client (a registry over plain HTTP: --plain-http)\n" {
 		t.Errorf("exit %d, stderr %q", code, errOut)

@@ -1,25 +1,33 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"os/signal"
-	"runtime"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
-	"unicode/utf8"
+
+	"github.com/rehost/rehost/cmd/rehost/internal/helmexec"
 )
 
 // helperGrace is how long a signalled command waits for the rehost-helm
 // it runs to remove its temporary directories and exit, and for itself to
 // wind down, before it removes the fetched charts and exits anyway.
 const helperGrace = 5 * time.Second
+
+// helmClient is the command's client of rehost-helm: signals are passed
+// on to the helper while it runs (watch), and the credentials of the
+// chart references are kept out of its messages.
+func (c *chartSource) helmClient() (*helmexec.Client, error) {
+	bin, err := findHelmHelper()
+	if err != nil {
+		return nil, err
+	}
+	return &helmexec.Client{Path: bin, Start: c.start, Stopped: c.finish, Redact: c.secrets.String}, nil
+}
 
 // runHelper runs rehost-helm with args and returns its standard output and
 // the helper's path. Its error message (which names the chart) follows
@@ -29,145 +37,29 @@ const helperGrace = 5 * time.Second
 //
 // A helper that fails says why on standard error, which becomes the
 // error; one that crashes (a signal, an out-of-memory kill, a Go panic or
-// runtime error) is told in one line: how it ended and the line of its
-// standard error that says why, not the crash dump. While it runs, SIGINT
-// and SIGTERM are passed on to it (watch).
+// runtime error) is told in one line (helmexec.CrashError). While it
+// runs, SIGINT and SIGTERM are passed on to it (watch).
 func (c *chartSource) runHelper(prefix string, args []string, stdin io.Reader, tmp string) ([]byte, string, error) {
-	bin, err := findHelmHelper()
+	hc, err := c.helmClient()
 	if err != nil {
 		return nil, "", err
 	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdin = stdin
-	if tmp != "" {
-		cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-		if runtime.GOOS == "windows" {
-			cmd.Env = append(cmd.Env, "TMP="+tmp, "TEMP="+tmp)
-		}
-	}
-	var stdout bytes.Buffer
-	stderr := &headTail{max: maxHelperStderr}
-	cmd.Stdout, cmd.Stderr = &stdout, stderr
-	if err := c.start(cmd); err != nil {
-		return nil, bin, fmt.Errorf("%s%s: %w", prefix, bin, err)
-	}
-	err = cmd.Wait()
-	sig := c.finish()
-	if sig != nil {
-		return nil, bin, fmt.Errorf("%sstopped by %v", prefix, signalName(sig))
-	}
+	out, err := hc.Run(args, stdin, tmp)
 	if err != nil {
-		return nil, bin, errors.New(c.secrets.String(prefix + helperFailure(bin, err, stderr)))
+		return nil, hc.Path, helperError(prefix, err)
 	}
-	return stdout.Bytes(), bin, nil
+	return out, hc.Path, nil
 }
 
-// helperFailure words how the helper failed: its message when it exits
-// with status 1 (its errors), else one line saying how it ended.
-func helperFailure(bin string, err error, stderr *headTail) string {
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) {
-		return fmt.Sprintf("%s: %v", bin, err)
+// helperError words an error of the rehost-helm client after prefix,
+// which names the chart: a helper of another release is told how to get
+// the right one.
+func helperError(prefix string, err error) error {
+	var format *helmexec.FormatError
+	if errors.As(err, &format) {
+		return fmt.Errorf("%s%w: install the rehost-helm of the same release as rehost (%s)", prefix, err, installHint(helmHelper))
 	}
-	if exit.ExitCode() == 1 {
-		msg := strings.TrimSpace(strings.TrimPrefix(stderr.String(), helmHelper+": "))
-		if msg == "" {
-			msg = fmt.Sprintf("%s: %v", bin, err)
-		}
-		return msg
-	}
-	how := fmt.Sprintf("exited with status %d", exit.ExitCode())
-	if sig, ok := killedBy(exit.ProcessState); ok {
-		how = "was killed by " + signalName(sig)
-		if sig == syscall.SIGKILL {
-			how += " (the kernel's out-of-memory killer sends it, among others)"
-		}
-	}
-	line := ""
-	if l := stderr.why(); l != "" {
-		line = ": " + strconv.Quote(l)
-	}
-	return fmt.Sprintf("%s crashed: it %s%s", bin, how, line)
-}
-
-// signalName is "SIGTERM", "SIGINT" …, or the signal's description.
-func signalName(sig os.Signal) string {
-	switch sig {
-	case os.Interrupt:
-		return "SIGINT"
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	case syscall.SIGKILL:
-		return "SIGKILL"
-	}
-	return sig.String()
-}
-
-// maxHelperStderr bounds what is kept of the helper's standard error
-// (its start and its end; a crash dump can be megabytes).
-const maxHelperStderr = 64 << 10
-
-// headTail keeps the first max bytes written to it and the last line.
-type headTail struct {
-	max  int
-	head bytes.Buffer
-	n    int64     // bytes written
-	tail [512]byte // the last bytes written
-	t    int       // bytes in tail
-}
-
-func (h *headTail) Write(p []byte) (int, error) {
-	h.n += int64(len(p))
-	if room := h.max - h.head.Len(); room > 0 {
-		h.head.Write(p[:min(room, len(p))])
-	}
-	if len(p) >= len(h.tail) {
-		h.t = copy(h.tail[:], p[len(p)-len(h.tail):])
-	} else {
-		keep := min(h.t, len(h.tail)-len(p))
-		copy(h.tail[:], h.tail[h.t-keep:h.t])
-		h.t = keep + copy(h.tail[keep:], p)
-	}
-	return len(p), nil
-}
-
-// String is what was kept, with how much was left out.
-func (h *headTail) String() string {
-	if h.n <= int64(h.head.Len()) {
-		return h.head.String()
-	}
-	s := h.head.String()
-	for len(s) > 0 && !utf8.ValidString(s) {
-		s = s[:len(s)-1]
-	}
-	return s + fmt.Sprintf("…(%d bytes in all)", h.n)
-}
-
-// why is the line that says why a process crashed: a Go runtime's
-// "fatal error: …" or "panic: …" line, else the last line, cut to 200
-// bytes.
-func (h *headTail) why() string {
-	for _, l := range strings.Split(h.head.String(), "\n") {
-		if strings.HasPrefix(l, "fatal error: ") || strings.HasPrefix(l, "panic: ") {
-			return cut(strings.TrimSpace(l))
-		}
-	}
-	tail := strings.TrimRight(string(h.tail[:h.t]), "\r\n\t ")
-	if i := strings.LastIndexByte(tail, '\n'); i >= 0 {
-		tail = tail[i+1:]
-	}
-	return cut(strings.TrimSpace(strings.TrimPrefix(tail, helmHelper+": ")))
-}
-
-func cut(s string) string {
-	if len(s) <= 200 {
-		return s
-	}
-	n := 200
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
+	return fmt.Errorf("%s%w", prefix, err)
 }
 
 // start starts the helper and registers it, so that a signal is passed on
@@ -176,7 +68,7 @@ func (c *chartSource) start(cmd *exec.Cmd) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.signalled != nil {
-		return fmt.Errorf("stopped by %v", signalName(c.signalled))
+		return fmt.Errorf("stopped by %v", helmexec.SignalName(c.signalled))
 	}
 	if err := cmd.Start(); err != nil {
 		return err
@@ -229,7 +121,7 @@ func (c *chartSource) watch() {
 			}
 		}
 		c.cleanup()
-		fmt.Fprintf(c.stderr(), "rehost: stopped by %v; the fetched charts are removed\n", signalName(sig))
+		fmt.Fprintf(c.stderr(), "rehost: stopped by %v; the fetched charts are removed\n", helmexec.SignalName(sig))
 		c.exit(1)
 	}()
 }

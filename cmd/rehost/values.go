@@ -223,18 +223,15 @@ func runAirgap(cmd *cobra.Command, sub, chart string, mf *mappingFlags, hf *helm
 		return nil, err
 	}
 	args := append([]string{sub, "--rewrite-config=" + string(js)}, extra...)
-	out, bin, err := hf.src.runHelper("chart "+hf.src.show(chart)+": ", append(args, hf.args(chart)...), hf.valuesStdin(s), "")
+	hc, err := hf.src.helmClient()
 	if err != nil {
 		return nil, err
 	}
-	var r rendered.Airgap
-	if err := json.Unmarshal(out, &r); err != nil {
-		return nil, fmt.Errorf("chart %s: reading the output of %s: %w", hf.src.show(chart), bin, err)
+	r, err := hc.Airgap(append(args, hf.args(chart)...), hf.valuesStdin(s))
+	if err != nil {
+		return nil, helperError("chart "+hf.src.show(chart)+": ", err)
 	}
-	if r.Format != rendered.AirgapFormat {
-		return nil, fmt.Errorf("chart %s: %s writes format %d, this rehost reads format %d: install the rehost-helm of the same release as rehost (%s)", hf.src.show(chart), bin, r.Format, rendered.AirgapFormat, installHint(helmHelper))
-	}
-	return &r, nil
+	return r, nil
 }
 
 // reportAirgap prints the summary and the unmoved images on stderr and

@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rehost/rehost/pkg/helm/internal/valuetree"
 	"github.com/rehost/rehost/pkg/rewrite"
 	"go.yaml.in/yaml/v3"
 )
 
 // Values returns the overlay as a values tree: nested maps down to each
 // key, a whole list where a key is inside one.
-func (o *Overlay) Values() map[string]interface{} { return deepCopyMap(o.tree) }
+func (o *Overlay) Values() map[string]interface{} { return valuetree.CopyMap(o.tree) }
 
 // Node returns the overlay as a YAML document: keys sorted, each key
 // preceded by a comment naming the images it relocates, and a header

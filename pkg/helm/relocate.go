@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/rehost/rehost/internal/safefile"
+	"github.com/rehost/rehost/pkg/helm/internal/airgap"
+	"github.com/rehost/rehost/pkg/helm/internal/valuetree"
 	"github.com/rehost/rehost/pkg/rendered"
 	"github.com/rehost/rehost/pkg/rewrite"
 	"go.yaml.in/yaml/v3"
@@ -48,11 +50,11 @@ type Relocated struct {
 // the chart gives with the overlay. Images no value moves are in
 // Overlay.Unmoved, as with AirgapValues.
 func Relocate(path, output string, opts Options, cfg rewrite.Config) (*Relocated, error) {
-	s, err := sessionFor(path, opts, cfg)
+	s, err := searchFor(path, opts, cfg)
 	if err != nil {
 		return nil, err
 	}
-	o, err := s.solve()
+	o, err := solve(s, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +73,7 @@ func Relocate(path, output string, opts Options, cfg rewrite.Config) (*Relocated
 			keys = append(keys, k)
 		}
 	}
-	want, err := s.render(o.tree)
+	want, err := s.Render(o.tree)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +96,7 @@ func Relocate(path, output string, opts Options, cfg rewrite.Config) (*Relocated
 			return nil, err
 		}
 		got, err = Render(staged, opts)
-		if f := failedFamily(err); f != nil {
+		if f := airgap.FailedFamily(err); f != nil {
 			if k, ok := switchFor(switches, f); ok {
 				keys, switches = append(keys, k), nil
 				continue
@@ -106,7 +108,7 @@ func Relocate(path, output string, opts Options, cfg rewrite.Config) (*Relocated
 		break
 	}
 	if len(switches) > 0 {
-		o = s.without(o, switches)
+		o = without(s, o, switches)
 	}
 	rel := &Relocated{Overlay: o, Output: output, Edited: edited}
 	if len(got.Manifests) != len(want.Manifests) {
@@ -114,7 +116,7 @@ func Relocate(path, output string, opts Options, cfg rewrite.Config) (*Relocated
 	}
 	for i := range got.Manifests {
 		g, w := got.Manifests[i], want.Manifests[i]
-		if g.Name == w.Name && (g.Content == w.Content || s.volatile(i) && s.sameFields(g.Content, w.Content)) {
+		if g.Name == w.Name && (g.Content == w.Content || s.Volatile(i) && s.SameImageFields(g.Content, w.Content)) {
 			continue
 		}
 		return nil, fmt.Errorf("the relocated chart renders %s otherwise than the chart with the overlay (do your values files set a key the overlay sets?)", g.Name)
@@ -180,9 +182,9 @@ func relocatedChart(path string, keys []OverlayKey, mapper *rewrite.Mapper) (*ch
 }
 
 // switchFor returns the key of the family's switch.
-func switchFor(keys []OverlayKey, f *family) (OverlayKey, bool) {
+func switchFor(keys []OverlayKey, f *airgap.Family) (OverlayKey, bool) {
 	for _, k := range keys {
-		if samePath(k.Path, f.Path) {
+		if valuetree.SamePath(k.Path, f.Path) {
 			return k, true
 		}
 	}
@@ -190,13 +192,13 @@ func switchFor(keys []OverlayKey, f *family) (OverlayKey, bool) {
 }
 
 // without returns the overlay without the keys given.
-func (s *session) without(o *Overlay, drop []OverlayKey) *Overlay {
+func without(s *airgap.Search, o *Overlay, drop []OverlayKey) *Overlay {
 	out := *o
 	out.Keys = nil
 	for _, k := range o.Keys {
 		keep := true
 		for _, d := range drop {
-			if samePath(k.Path, d.Path) {
+			if valuetree.SamePath(k.Path, d.Path) {
 				keep = false
 			}
 		}
@@ -204,45 +206,8 @@ func (s *session) without(o *Overlay, drop []OverlayKey) *Overlay {
 			out.Keys = append(out.Keys, k)
 		}
 	}
-	out.tree = s.overlayFor(keyChanges(out.Keys))
+	out.tree = s.Overlay(settings(out.Keys))
 	return &out
-}
-
-// sameFields reports whether two renderings of a document have the same
-// image fields.
-func (s *session) sameFields(a, b string) bool {
-	fa, err := s.findFields(a)
-	if err != nil {
-		return false
-	}
-	fb, err := s.findFields(b)
-	if err != nil || len(fa) != len(fb) {
-		return false
-	}
-	for i := range fa {
-		if fa[i].path != fb[i].path || fa[i].value != fb[i].value {
-			return false
-		}
-	}
-	return true
-}
-
-// sessionFor prepares the search for a chart's overlay.
-func sessionFor(path string, opts Options, cfg rewrite.Config) (*session, error) {
-	files, sets, err := splitValues(opts)
-	if err != nil {
-		return nil, err
-	}
-	ch, warnings, err := load(path)
-	if err != nil {
-		return nil, err
-	}
-	s, err := newSession(ch, files, sets, opts, cfg)
-	if err != nil {
-		return nil, err
-	}
-	s.base.Warnings = append(warnings, s.base.Warnings...)
-	return s, nil
 }
 
 // placeKey finds the chart whose values.yaml must hold the key: the chart

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rehost/rehost/pkg/helm/internal/airgap"
 	"github.com/rehost/rehost/pkg/rewrite"
 	"go.yaml.in/yaml/v3"
 )
@@ -398,7 +399,7 @@ func TestAirgapValuesRenderBound(t *testing.T) {
 	t.Logf("%d candidates that all fail the render: %d renders", n, o.Renders)
 	// base, N + 4 probes (four group renders that teach nothing, then
 	// each alone), no check: nothing to set.
-	if o.Renders != 1+n+probeSlack || o.Renders > n+12 || o.Complete() {
+	if o.Renders != 1+n+airgap.ProbeSlack || o.Renders > n+12 || o.Complete() {
 		t.Errorf("%d renders for %d candidates that all fail (at most %d); complete %t", o.Renders, n, n+12, o.Complete())
 	}
 	if !strings.Contains(o.Unmoved[0].Reason, "empty or absent keys that could not be probed: k0.imageRegistry: rendering with it changed fails") {
@@ -406,12 +407,12 @@ func TestAirgapValuesRenderBound(t *testing.T) {
 	}
 
 	// The ceiling: the candidates left unprobed are reported.
-	s, err := sessionFor(registryChart(t, n, 3, all...), Options{}, defaultConfig)
+	s, err := searchFor(registryChart(t, n, 3, all...), Options{}, defaultConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.maxRenders = 30
-	o, err = s.solve()
+	s.MaxRenders = 30
+	o, err = solve(s, defaultConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -439,78 +440,6 @@ func TestAirgapValuesFamilyStable(t *testing.T) {
 			} else if string(b) != string(first) {
 				t.Fatalf("%s run %d:\n%s\nfirst run:\n%s", c, i, b, first)
 			}
-		}
-	}
-}
-
-func TestHostSplits(t *testing.T) {
-	reg := &candidate{path: []interface{}{"tempo", "image", "registry"}}
-	repo := &candidate{path: []interface{}{"tempo", "image", "repository"}}
-	sols := [][]string{{"docker.io", "grafana/tempo"}, {"docker.io/grafana", "tempo"}}
-	if got := hostSplits(sols, []*candidate{reg, repo}, []int{0, 1}, refHost("docker.io/grafana/tempo:2.8.0")); !reflect.DeepEqual(got, sols[:1]) {
-		t.Errorf("hostSplits = %q", got)
-	}
-	// No registry key among them: no way to tell.
-	if got := hostSplits(sols, []*candidate{repo, repo}, []int{0, 1}, "docker.io"); len(got) != 0 {
-		t.Errorf("hostSplits without a registry key = %q", got)
-	}
-	for ref, host := range map[string]string{"docker.io/a/b:1": "docker.io", "nginx:1": "", "library/nginx": "", "localhost/a": "localhost", "reg:5000/a": "reg:5000"} {
-		if got := refHost(ref); got != host {
-			t.Errorf("refHost(%q) = %q, want %q", ref, got, host)
-		}
-	}
-}
-
-func TestMatchHoles(t *testing.T) {
-	tests := []struct {
-		segs  []string
-		holes []int
-		n     int
-		s     string
-		want  [][]string
-	}{
-		{[]string{"", "/", ":3.0"}, []int{0, 1}, 2, "docker.io/haproxy:3.0", [][]string{{"docker.io", "haproxy"}}},
-		{[]string{"", "/", ":1"}, []int{0, 1}, 2, "docker.io/library/nginx:1", [][]string{{"docker.io", "library/nginx"}, {"docker.io/library", "nginx"}}},
-		{[]string{"", "/a:", ""}, []int{0, 0}, 1, "x/a:x", [][]string{{"x"}}},
-		{[]string{"", "/a:", ""}, []int{0, 0}, 1, "x/a:y", nil},
-		{[]string{"q", ""}, []int{0}, 1, "docker.io", nil},
-	}
-	for _, tt := range tests {
-		if got := matchHoles(tt.segs, tt.holes, tt.n, tt.s, 2); !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("matchHoles(%q, %v, %q) = %q, want %q", tt.segs, tt.holes, tt.s, got, tt.want)
-		}
-	}
-}
-
-// TestNaturalValue: where a key sits in a reference decides its natural
-// value: a registry key the target registry (with the source host when
-// nested), a repository key the target repository, "library/" included.
-func TestNaturalValue(t *testing.T) {
-	tests := []struct {
-		value, want string
-		hole        hole
-		natural     string
-		ok          bool
-	}{
-		{"docker.io/traefik:v3", "sea.hub:5000/library/traefik:v3", hole{parts: []string{"", "/traefik:v3"}, eff: "docker.io", known: true}, "sea.hub:5000", true},
-		{"docker.io/traefik:v3", "sea.hub:5000/library/traefik:v3", hole{parts: []string{"docker.io/", ":v3"}, eff: "traefik", known: true}, "library/traefik", true},
-		{"docker.io/bitnami/nginx:1", "sea.hub:5000/bitnami/nginx:1", hole{parts: []string{"", "/bitnami/nginx:1"}, eff: "docker.io", known: true}, "sea.hub:5000", true},
-		{"docker.io/bitnami/nginx:1", "h:1/m/docker.io/bitnami/nginx:1", hole{parts: []string{"", "/bitnami/nginx:1"}, eff: "docker.io", known: true}, "h:1/m/docker.io", true},
-		{"nginx:1.25", "sea.hub:5000/library/nginx:1.25", hole{parts: []string{"", ":1.25"}, eff: "nginx", known: true}, "sea.hub:5000/library/nginx", true},
-		{"--image=quay.io/a/b:1", "--image=sea.hub:5000/a/b:1", hole{parts: []string{"--image=", "/a/b:1"}, eff: "quay.io", known: true}, "sea.hub:5000", true},
-		// Inside the host: no natural value.
-		{"docker.io/bitnami/nginx:1", "sea.hub:5000/bitnami/nginx:1", hole{parts: []string{"docker.", "/bitnami/nginx:1"}, eff: "io", known: true}, "", false},
-	}
-	for _, tt := range tests {
-		f := field{value: tt.value, want: tt.want, token: tt.value}
-		if i := strings.Index(tt.value, "="); i >= 0 {
-			f.at, f.token = i+1, tt.value[i+1:]
-		}
-		c := &candidate{holes: map[int]hole{0: tt.hole}}
-		sv := &solver{s: &session{fields: []field{f}}, maps: map[int]func(int) (int, bool){}}
-		got, ok := sv.naturalValue(c, 0)
-		if got != tt.natural || ok != tt.ok {
-			t.Errorf("%s in %q -> %q: %q, %t; want %q, %t", tt.hole.eff, tt.value, tt.want, got, ok, tt.natural, tt.ok)
 		}
 	}
 }

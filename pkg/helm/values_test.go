@@ -290,48 +290,6 @@ func TestAirgapValuesNothingToMove(t *testing.T) {
 	}
 }
 
-func TestSolve(t *testing.T) {
-	tests := []struct {
-		parts  []string
-		want   string
-		x      string
-		solved bool
-	}{
-		{[]string{"", "/bitnami/redis:7.2"}, "sea.hub:5000/bitnami/redis:7.2", "sea.hub:5000", true},
-		{[]string{"", ":1.25"}, "sea.hub:5000/library/nginx:1.25", "sea.hub:5000/library/nginx", true},
-		{[]string{"docker.io/", ":7.2"}, "sea.hub:5000/bitnami/redis:7.2", "", false},
-		{[]string{"", "/a:", ""}, "x/a:x", "x", true},
-		{[]string{"", "/a:", ""}, "x/a:y", "", false},
-		{[]string{"", "/nginx:1.25"}, "sea.hub:5000/library/nginx:1.25", "sea.hub:5000/library", true},
-	}
-	for _, tt := range tests {
-		x, ok := solve(tt.parts, tt.want)
-		if x != tt.x || ok != tt.solved {
-			t.Errorf("solve(%q, %q) = %q, %t; want %q, %t", tt.parts, tt.want, x, ok, tt.x, tt.solved)
-		}
-	}
-}
-
-func TestOccursInName(t *testing.T) {
-	tests := []struct {
-		ref, v string
-		want   bool
-	}{
-		{"docker.io/bitnami/redis:7.2", "docker.io", true},
-		{"docker.io/bitnami/redis:7.2", "bitnami/redis", true},
-		{"docker.io/bitnami/redis:7.2", "7.2", false},     // the tag
-		{"docker.io/bitnami/redis:7.2", "redis", true},    // a component
-		{"docker.io/bitnami/redis:7.2", "itnami", false},  // inside a component
-		{"nginx@sha256:abc", "abc", false},                // the digest
-		{"registry.k8s.io/x:v1", "registry.k8s.io", true}, //
-	}
-	for _, tt := range tests {
-		if got := occursInName(tt.ref, tt.v); got != tt.want {
-			t.Errorf("occursInName(%q, %q) = %t", tt.ref, tt.v, got)
-		}
-	}
-}
-
 // TestAirgapValuesWarnings: Helm's warnings about the user's values come
 // back once, from the render as given (not once per probe).
 func TestAirgapValuesWarnings(t *testing.T) {

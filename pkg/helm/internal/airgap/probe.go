@@ -1,4 +1,4 @@
-package helm
+package airgap
 
 import (
 	"fmt"
@@ -29,17 +29,28 @@ func markerValue(c *candidate, i int) string {
 	return tok + c.was
 }
 
+// prober renders the chart with markers in place of candidates' values
+// and records, in each candidate, which image fields it drives and how.
+type prober struct {
+	*Search
+	// probedAlone counts the candidates probed in a render of their own.
+	probedAlone int
+	// switches are the family switches the probes render with, once a
+	// probe failed a family's check.
+	switches []*Family
+}
+
 // afterProbes is how many renders the search keeps for after the probes
-// (see AirgapValues): the render that tells volatile documents, the
+// (see the package doc): the render that tells volatile documents, the
 // checks, and a family's switch in a probe and in a check.
 func afterProbes() int { return 1 + maxChecks + 2*len(families) }
 
 // canProbe reports whether one more probe render stays within the ceiling.
-func (s *session) canProbe() bool { return s.renders+1+afterProbes() <= s.maxRenders }
+func (s *prober) canProbe() bool { return s.renders+1+afterProbes() <= s.MaxRenders }
 
 // unprobed is the reason of a candidate the ceiling left unprobed.
-func (s *session) unprobed() string {
-	return fmt.Sprintf("not probed: the search stops at %d renders", s.maxRenders)
+func (s *Search) unprobed() string {
+	return fmt.Sprintf("not probed: the search stops at %d renders", s.MaxRenders)
 }
 
 // probeAll learns which image fields each candidate drives and how.
@@ -52,12 +63,12 @@ func (s *session) unprobed() string {
 // changed beyond its image fields, a failed render) is probed again in
 // two halves (a candidate whose marker shows beyond image fields, alone;
 // empty keys that showed nothing beside keys that drove images, together
-// again, since one may hide another: hub | default global.hub), and so on while the renders the groups saved pay for it:
-// a group render is made only when the renders made so far, plus that one,
-// plus one for each candidate still to learn, stay within N + probeSlack.
+// again, since one may hide another: hub | default global.hub), and so
+// on while the renders the groups saved pay for it: a group render is made only when the renders made so far, plus that one,
+// plus one for each candidate still to learn, stay within N + ProbeSlack.
 // The rest are probed one a render. So the probes cost at most N +
-// probeSlack renders, and candidates that behave alike one render.
-func (s *session) probeAll(cands []*candidate) {
+// ProbeSlack renders, and candidates that behave alike one render.
+func (s *prober) probeAll(cands []*candidate) {
 	type group struct {
 		cs    []*candidate
 		blank bool
@@ -77,7 +88,7 @@ func (s *session) probeAll(cands []*candidate) {
 	if len(blank) > 0 {
 		queue = append(queue, group{blank, true})
 	}
-	budget := len(cands) + probeSlack
+	budget := len(cands) + ProbeSlack
 	used, pending := 0, len(cands)
 	for len(queue) > 0 {
 		g := queue[0]
@@ -86,31 +97,31 @@ func (s *session) probeAll(cands []*candidate) {
 			for _, c := range g.cs {
 				pending--
 				if !s.canProbe() {
-					c.bad = s.unprobed()
+					c.unusable = s.unprobed()
 					continue
 				}
 				used++
-				s.alone++
-				s.probe(c)
+				s.probedAlone++
+				s.probeAlone(c)
 			}
 			continue
 		}
 		if !s.canProbe() {
 			for _, c := range g.cs {
-				c.bad = s.unprobed()
+				c.unusable = s.unprobed()
 			}
 			pending -= len(g.cs)
 			continue
 		}
 		used++
-		var alone, rest, quiet []*candidate
+		var solo, rest, quiet []*candidate
 		if g.blank {
-			alone, rest, quiet = s.probeBlank(g.cs)
+			solo, rest, quiet = s.probeBlank(g.cs)
 		} else {
-			alone, rest = s.probeValued(g.cs)
+			solo, rest = s.probeValued(g.cs)
 		}
-		pending -= len(g.cs) - len(alone) - len(rest) - len(quiet)
-		for _, c := range alone {
+		pending -= len(g.cs) - len(solo) - len(rest) - len(quiet)
+		for _, c := range solo {
 			queue = append(queue, group{[]*candidate{c}, g.blank})
 		}
 		if len(quiet) > 0 {
@@ -128,53 +139,36 @@ func (s *session) probeAll(cands []*candidate) {
 
 // probeRender renders the chart with the changes, and with the switches
 // of the chart families whose checks a probe failed: a render that fails
-// a family's check for the first time is made again with its switch. It
+// a family's check for the first time is made retry with its switch. It
 // returns the values set, switches included.
-func (s *session) probeRender(changes []change) (*rendered.Chart, []change, error) {
-	set := s.withSwitches(changes, s.probeSwitches)
-	r, err := s.render(s.overlayFor(set))
-	if f := failedFamily(err); f != nil && !hasFamily(s.probeSwitches, f) {
-		s.probeSwitches = append(s.probeSwitches, f)
-		set = s.withSwitches(changes, s.probeSwitches)
-		r, err = s.render(s.overlayFor(set))
+func (s *prober) probeRender(changes []Setting) (*rendered.Chart, []Setting, error) {
+	set := withSwitches(changes, s.switches)
+	r, err := s.Render(s.Overlay(set))
+	if f := FailedFamily(err); f != nil && !hasFamily(s.switches, f) {
+		s.switches = append(s.switches, f)
+		set = withSwitches(changes, s.switches)
+		r, err = s.Render(s.Overlay(set))
 	}
 	return r, set, err
-}
-
-func (s *session) withSwitches(changes []change, fs []*family) []change {
-	out := append([]change(nil), changes...)
-	for _, f := range fs {
-		out = append(out, f.change())
-	}
-	return out
-}
-
-func hasFamily(fs []*family, f *family) bool {
-	for _, g := range fs {
-		if g == f {
-			return true
-		}
-	}
-	return false
 }
 
 // groupRender renders a group of candidates, each set to its marker
 // value, and compares the rendering with the base rendering: it returns
 // the image fields that changed, with their new values; the candidates to
-// probe alone, whose marker shows beyond image fields; the candidates to
-// probe again, which a document that changed otherwise may hide; and
+// probe solo, whose marker shows beyond image fields; the candidates to
+// probe retry, which a document that changed otherwise may hide; and
 // false when the rendering as a whole teaches nothing (it fails, or a
 // document changed in a way no marker explains).
-func (s *session) groupRender(batch []*candidate) (changed map[int]string, alone, again map[int]bool, ok bool) {
-	changes := make([]change, len(batch))
+func (s *prober) groupRender(batch []*candidate) (changed map[int]string, solo, retry map[int]bool, ok bool) {
+	changes := make([]Setting, len(batch))
 	for i, c := range batch {
-		changes[i] = change{path: c.path, value: markerValue(c, i)}
+		changes[i] = Setting{Path: c.path, Value: markerValue(c, i)}
 	}
 	r, set, err := s.probeRender(changes)
 	if err != nil || len(r.Manifests) != len(s.base.Manifests) {
 		return nil, nil, nil, false
 	}
-	changed, alone, again = map[int]string{}, map[int]bool{}, map[int]bool{}
+	changed, solo, retry = map[int]string{}, map[int]bool{}, map[int]bool{}
 	for i, m := range r.Manifests {
 		if m.Name != s.base.Manifests[i].Name {
 			return nil, nil, nil, false
@@ -183,7 +177,7 @@ func (s *session) groupRender(batch []*candidate) (changed map[int]string, alone
 		if err == nil && beyond != nil {
 			if ps := tokensIn(batch, s.maskedText(m.Content)); len(ps) > 0 {
 				for _, p := range ps {
-					alone[p] = true
+					solo[p] = true
 				}
 				beyond = nil
 			}
@@ -201,7 +195,7 @@ func (s *session) groupRender(batch []*candidate) (changed map[int]string, alone
 				return nil, nil, nil, false
 			}
 			for _, p := range ps {
-				again[p] = true
+				retry[p] = true
 			}
 			continue
 		}
@@ -209,7 +203,7 @@ func (s *session) groupRender(batch []*candidate) (changed map[int]string, alone
 			changed[k] = v
 		}
 	}
-	return changed, alone, again, true
+	return changed, solo, retry, true
 }
 
 // token is the part of a candidate's marker value unique to the probe:
@@ -229,12 +223,12 @@ func tokensIn(batch []*candidate, text string) []int {
 }
 
 // probeValued probes candidates that hold a value together and returns
-// those to probe alone and those it could not learn. A field is
+// those to probe solo and those it could not learn. A field is
 // attributed to the markers it holds, each with the others put back to
 // their values; a field that changed without a marker is blamed on the
 // candidates whose value it holds.
-func (s *session) probeValued(batch []*candidate) (alone, rest []*candidate) {
-	changed, lone, again, ok := s.groupRender(batch)
+func (s *prober) probeValued(batch []*candidate) (solo, rest []*candidate) {
+	changed, showsBeyond, retry, ok := s.groupRender(batch)
 	if !ok {
 		return nil, batch
 	}
@@ -268,9 +262,9 @@ func (s *session) probeValued(batch []*candidate) (alone, rest []*candidate) {
 		ps := present(v)
 		if len(ps) == 0 {
 			// Changed, but by no marker (a value transformed on its
-			// way): probe again the candidates found in it.
+			// way): probe retry the candidates found in it.
 			for _, p := range suspects(s.fields[k].value) {
-				again[p] = true
+				retry[p] = true
 			}
 			continue
 		}
@@ -280,7 +274,7 @@ func (s *session) probeValued(batch []*candidate) (alone, rest []*candidate) {
 		}
 		if back != s.fields[k].value {
 			for _, p := range ps {
-				again[p] = true
+				retry[p] = true
 			}
 			continue
 		}
@@ -291,23 +285,23 @@ func (s *session) probeValued(batch []*candidate) (alone, rest []*candidate) {
 					own = strings.ReplaceAll(own, marker(o), batch[o].was)
 				}
 			}
-			batch[p].learnt(k, strings.ReplaceAll(own, marker(p), probeMarker), s.fields[k].doc)
+			batch[p].recordDrive(k, strings.ReplaceAll(own, marker(p), probeMarker), s.fields[k].doc)
 		}
 	}
-	return s.settle(batch, lone, again)
+	return s.resolveGroup(batch, showsBeyond, retry)
 }
 
 // probeBlank probes empty and absent candidates together, each set to a
-// host name of its own, and returns those to probe alone and those it
+// host name of its own, and returns those to probe solo and those it
 // could not learn. Setting them switches a template's branches, so a
 // field is attributed only when it holds markers and can be split into
 // the markers' places and what the template writes without them in
 // exactly one way. A key set in the same render may hide another ("hub |
 // default global.hub" shows hub's marker only), so when some keys drove
 // images, those that showed nothing are returned as quiet, to be probed
-// together again without the others.
-func (s *session) probeBlank(batch []*candidate) (alone, rest, quiet []*candidate) {
-	changed, lone, again, ok := s.groupRender(batch)
+// together retry without the others.
+func (s *prober) probeBlank(batch []*candidate) (solo, rest, quiet []*candidate) {
+	changed, showsBeyond, retry, ok := s.groupRender(batch)
 	if !ok {
 		return nil, batch, nil
 	}
@@ -325,8 +319,8 @@ func (s *session) probeBlank(batch []*candidate) (alone, rest, quiet []*candidat
 		if len(ps) == 0 {
 			return nil, batch, nil // a branch changed it, but whose?
 		}
-		segs, holes := splitMarkers(v, markers)
-		sols := matchHoles(segs, holes, len(ps), s.fields[k].value, 8)
+		segs, order := splitMarkers(v, markers)
+		sols := fillMarkers(segs, order, len(ps), s.fields[k].value, 8)
 		if len(sols) > 1 {
 			// registry and repository keys side by side split
 			// "docker.io/grafana/tempo" two ways: a registry key holds
@@ -335,7 +329,7 @@ func (s *session) probeBlank(batch []*candidate) (alone, rest, quiet []*candidat
 		}
 		if len(sols) != 1 {
 			for _, p := range ps {
-				again[p] = true
+				retry[p] = true
 			}
 			continue
 		}
@@ -346,35 +340,35 @@ func (s *session) probeBlank(batch []*candidate) (alone, rest, quiet []*candidat
 					own = strings.ReplaceAll(own, marker(q), sols[0][o])
 				}
 			}
-			batch[p].learnt(k, strings.ReplaceAll(own, marker(p), probeMarker), s.fields[k].doc)
+			batch[p].recordDrive(k, strings.ReplaceAll(own, marker(p), probeMarker), s.fields[k].doc)
 		}
 	}
 	drove := false
 	for i, c := range batch {
-		if c.drives != nil && !lone[i] && !again[i] {
+		if c.drives != nil && !showsBeyond[i] && !retry[i] {
 			drove = true
 		}
 	}
 	if drove {
 		var loud []*candidate
-		var loudLone, loudAgain = map[int]bool{}, map[int]bool{}
+		var loudShowsBeyond, loudRetry = map[int]bool{}, map[int]bool{}
 		for i, c := range batch {
-			if c.drives == nil && !lone[i] && !again[i] {
+			if c.drives == nil && !showsBeyond[i] && !retry[i] {
 				quiet = append(quiet, c)
 				continue
 			}
-			if lone[i] {
-				loudLone[len(loud)] = true
+			if showsBeyond[i] {
+				loudShowsBeyond[len(loud)] = true
 			}
-			if again[i] {
-				loudAgain[len(loud)] = true
+			if retry[i] {
+				loudRetry[len(loud)] = true
 			}
 			loud = append(loud, c)
 		}
-		batch, lone, again = loud, loudLone, loudAgain
+		batch, showsBeyond, retry = loud, loudShowsBeyond, loudRetry
 	}
-	alone, rest = s.settle(batch, lone, again)
-	return alone, rest, quiet
+	solo, rest = s.resolveGroup(batch, showsBeyond, retry)
+	return solo, rest, quiet
 }
 
 // hostSplits keeps the solutions in which every key named like a registry
@@ -410,38 +404,28 @@ func refHost(ref string) string {
 	return ""
 }
 
-// learnt records that the candidate drives field k of document doc, which
-// renders as tmpl with probeMarker in the candidate's place.
-func (c *candidate) learnt(k int, tmpl string, doc int) {
-	if c.drives == nil {
-		c.drives, c.docs = map[int]string{}, map[int]bool{}
-	}
-	c.drives[k] = tmpl
-	c.docs[doc] = true
-}
-
-// settle learns the candidates of a group render that are not to be
-// probed again, and returns, in order, those to probe alone and the
+// resolveGroup learns the candidates of a group render that are not to be
+// probed retry, and returns, in order, those to probe solo and the
 // others, forgetting what the group render taught them.
-func (s *session) settle(batch []*candidate, lone, again map[int]bool) (alone, rest []*candidate) {
+func (s *prober) resolveGroup(batch []*candidate, showsBeyond, retry map[int]bool) (solo, rest []*candidate) {
 	for i, c := range batch {
 		switch {
-		case lone[i]:
+		case showsBeyond[i]:
 			c.drives, c.docs = nil, nil
-			alone = append(alone, c)
-		case again[i]:
+			solo = append(solo, c)
+		case retry[i]:
 			c.drives, c.docs = nil, nil
 			rest = append(rest, c)
 		default:
-			s.learn(c)
+			s.fitSlots(c)
 		}
 	}
-	return alone, rest
+	return solo, rest
 }
 
 // splitMarkers splits text at the markers: segs are the text between
-// them, holes[j] the index of the marker between segs[j] and segs[j+1].
-func splitMarkers(text string, markers []string) (segs []string, holes []int) {
+// them, order[j] the index of the marker between segs[j] and segs[j+1].
+func splitMarkers(text string, markers []string) (segs []string, order []int) {
 	for {
 		at, which := -1, -1
 		for j, m := range markers {
@@ -450,24 +434,24 @@ func splitMarkers(text string, markers []string) (segs []string, holes []int) {
 			}
 		}
 		if at < 0 {
-			return append(segs, text), holes
+			return append(segs, text), order
 		}
 		segs = append(segs, text[:at])
-		holes = append(holes, which)
+		order = append(order, which)
 		text = text[at+len(markers[which]):]
 	}
 }
 
-// maxHoles is the most markers one field may hold for probeBlank to
+// maxMarkers is the most markers one field may hold for probeBlank to
 // split it.
-const maxHoles = 4
+const maxMarkers = 4
 
-// matchHoles finds the values of the holes (n of them, each the same
-// wherever it occurs) that make segs and holes spell s; at most limit
-// solutions.
-func matchHoles(segs []string, holes []int, n int, s string, limit int) [][]string {
+// fillMarkers finds the values of the markers (n of them, each the same
+// wherever it occurs) that make segs, with the markers of order between
+// them, spell s; at most limit solutions.
+func fillMarkers(segs []string, order []int, n int, s string, limit int) [][]string {
 	var out [][]string
-	if len(holes) > maxHoles {
+	if len(order) > maxMarkers {
 		return nil // not worth the search: probe them apart
 	}
 	vals := make([]string, n)
@@ -481,13 +465,13 @@ func matchHoles(segs []string, holes []int, n int, s string, limit int) [][]stri
 			return
 		}
 		rest = rest[len(segs[j]):]
-		if j == len(holes) {
+		if j == len(order) {
 			if rest == "" {
 				out = append(out, append([]string(nil), vals...))
 			}
 			return
 		}
-		h := holes[j]
+		h := order[j]
 		if set[h] {
 			if strings.HasPrefix(rest, vals[h]) {
 				match(j+1, rest[len(vals[h]):])
@@ -506,108 +490,26 @@ func matchHoles(segs []string, holes []int, n int, s string, limit int) [][]stri
 	return out
 }
 
-// probe renders the chart with the candidate alone replaced by a marker,
+// probeAlone renders the chart with the candidate alone replaced by a marker,
 // learns which image fields it drives, and solves for the value that moves
 // them.
-func (s *session) probe(c *candidate) {
+func (s *prober) probeAlone(c *candidate) {
 	mv := markerValue(c, -1)
-	r, set, err := s.probeRender([]change{{path: c.path, value: mv}})
+	r, set, err := s.probeRender([]Setting{{Path: c.path, Value: mv}})
 	if err != nil {
-		c.bad = "rendering with it changed fails: " + err.Error()
+		c.unusable = "rendering with it changed fails: " + err.Error()
 		return
 	}
 	changed, docs, err := s.compare(r, set)
 	if err != nil {
-		c.bad = err.Error()
+		c.unusable = err.Error()
 		return
 	}
 	for k, v := range changed {
 		changed[k] = strings.ReplaceAll(v, mv, probeMarker)
 	}
 	c.drives, c.docs = changed, docs
-	s.learn(c)
-}
-
-// learn finds where the candidate is in each image field it drives
-// (c.drives, rendered with probeMarker in its place), and the value that
-// moves them all by itself, if there is one.
-func (s *session) learn(c *candidate) {
-	if c.bad != "" {
-		return
-	}
-	if len(c.drives) == 0 {
-		c.reason = "it drives no image"
-		return
-	}
-	c.holes = map[int]hole{}
-	value, ok, single := "", false, true
-	for _, k := range sortedKeys(c.drives) {
-		f := s.fields[k]
-		parts := strings.Split(c.drives[k], probeMarker)
-		if len(parts) == 1 {
-			c.bad = fmt.Sprintf("it changes %s in a way other than by substitution", f.value)
-			return
-		}
-		h := hole{parts: parts}
-		if c.was != "" {
-			if strings.Join(parts, c.was) != f.value {
-				c.bad = fmt.Sprintf("%s is not built from it by substitution", f.value)
-				return
-			}
-			h.eff, h.known = c.was, true
-		} else {
-			h.eff, h.known = solve(parts, f.value)
-		}
-		c.holes[k] = h
-		if !single {
-			continue
-		}
-		x, solved := solve(parts, f.want)
-		switch {
-		case !solved:
-			c.reason = fmt.Sprintf("no value of it gives %s", f.want)
-			single = false
-		case ok && x != value:
-			c.reason = fmt.Sprintf("its images need different values (%q, %q)", value, x)
-			single = false
-		default:
-			value, ok = x, true
-			if f.moves() {
-				c.covers = append(c.covers, k)
-			}
-		}
-	}
-	if !single {
-		c.covers = nil
-		return
-	}
-	if value == "" || value == c.was || len(c.covers) == 0 {
-		c.reason = "it needs no change"
-		c.covers = nil
-		return
-	}
-	c.value = value
-}
-
-// solve finds x such that parts joined with x is want.
-func solve(parts []string, want string) (string, bool) {
-	n := len(parts) - 1
-	fixed := 0
-	for _, p := range parts {
-		fixed += len(p)
-	}
-	if len(want) < fixed || (len(want)-fixed)%n != 0 {
-		return "", false
-	}
-	l := (len(want) - fixed) / n
-	if !strings.HasPrefix(want, parts[0]) {
-		return "", false
-	}
-	x := want[len(parts[0]) : len(parts[0])+l]
-	if strings.Join(parts, x) != want {
-		return "", false
-	}
-	return x, true
+	s.fitSlots(c)
 }
 
 func sortedKeys[V any](m map[int]V) []int {

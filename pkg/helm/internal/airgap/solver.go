@@ -1,13 +1,10 @@
-package helm
+package airgap
 
 import (
-	"fmt"
 	"sort"
 	"strings"
 
-	"github.com/rehost/rehost/pkg/rendered"
-	"go.yaml.in/yaml/v3"
-	"helm.sh/helm/v3/pkg/chart"
+	"github.com/rehost/rehost/pkg/helm/internal/valuetree"
 )
 
 // assignment is a set of keys with their new values.
@@ -44,26 +41,26 @@ type option struct {
 
 // solver chooses the keys.
 type solver struct {
-	s        *session
-	cands    []*candidate
-	drivers  map[int][]*candidate // field -> the usable candidates that drive it
-	naturals map[int][]assignment // moving field -> natural assignments that move it
-	maps     map[int]func(int) (int, bool)
+	s          *Search
+	cands      []*candidate
+	drivers    map[int][]*candidate // field -> the usable candidates that drive it
+	naturals   map[int][]assignment // moving field -> natural assignments that move it
+	boundaries map[int]func(int) (int, bool)
 }
 
-func (s *session) newSolver(cands []*candidate) *solver {
-	sv := &solver{s: s, cands: cands, drivers: map[int][]*candidate{}, naturals: map[int][]assignment{}, maps: map[int]func(int) (int, bool){}}
+func (s *Search) newSolver(cands []*candidate) *solver {
+	sv := &solver{s: s, cands: cands, drivers: map[int][]*candidate{}, naturals: map[int][]assignment{}, boundaries: map[int]func(int) (int, bool){}}
 	for _, c := range cands {
-		if c.bad != "" {
+		if c.unusable != "" {
 			continue
 		}
-		for k := range c.holes {
+		for k := range c.slots {
 			sv.drivers[k] = append(sv.drivers[k], c)
 		}
 	}
 	for k := range sv.drivers {
 		sort.Slice(sv.drivers[k], func(i, j int) bool {
-			return PathString(sv.drivers[k][i].path) < PathString(sv.drivers[k][j].path)
+			return valuetree.PathString(sv.drivers[k][i].path) < valuetree.PathString(sv.drivers[k][j].path)
 		})
 		if s.fields[k].moves() {
 			sv.naturals[k] = sv.naturalAssignments(k)
@@ -90,7 +87,7 @@ func (sv *solver) eval(k int, a lookuper) (string, bool) {
 	case 0:
 		return f.value, true
 	case 1:
-		return strings.Join(set[0].holes[k].parts, vals[0]), true
+		return strings.Join(set[0].slots[k].parts, vals[0]), true
 	}
 	type span struct {
 		from, to int
@@ -98,12 +95,12 @@ func (sv *solver) eval(k int, a lookuper) (string, bool) {
 	}
 	var spans []span
 	for i, c := range set {
-		h := c.holes[k]
+		h := c.slots[k]
 		if !h.known {
 			return "", false
 		}
-		for _, at := range h.at() {
-			spans = append(spans, span{at, at + len(h.eff), vals[i]})
+		for _, at := range h.offsets() {
+			spans = append(spans, span{at, at + len(h.held), vals[i]})
 		}
 	}
 	sort.Slice(spans, func(i, j int) bool { return spans[i].from < spans[j].from })
@@ -131,7 +128,7 @@ func (sv *solver) eval(k int, a lookuper) (string, bool) {
 // docker.io and repository traefik become sea.hub:5000 and
 // library/traefik.
 func (sv *solver) boundary(k int) func(int) (int, bool) {
-	if m, ok := sv.maps[k]; ok {
+	if m, ok := sv.boundaries[k]; ok {
 		return m
 	}
 	f := sv.s.fields[k]
@@ -186,23 +183,23 @@ func (sv *solver) boundary(k int) func(int) (int, bool) {
 			}
 		}
 	}
-	sv.maps[k] = m
+	sv.boundaries[k] = m
 	return m
 }
 
 // naturalValue is the value of c that field k's rewritten value holds
 // where the field's value holds c (see boundary), or false.
 func (sv *solver) naturalValue(c *candidate, k int) (string, bool) {
-	h := c.holes[k]
+	h := c.slots[k]
 	if !h.known {
 		return "", false
 	}
 	m := sv.boundary(k)
 	w := sv.s.fields[k].want
 	val, found := "", false
-	for _, at := range h.at() {
+	for _, at := range h.offsets() {
 		from, ok1 := m(at)
-		to, ok2 := m(at + len(h.eff))
+		to, ok2 := m(at + len(h.held))
 		if !ok1 || !ok2 || from > to {
 			return "", false
 		}
@@ -230,9 +227,9 @@ func (sv *solver) naturalAssignments(k int) []assignment {
 		if !ok {
 			continue
 		}
-		h := c.holes[k]
-		ats := h.at()
-		places = append(places, place{c, ats[0], ats[len(ats)-1] + len(h.eff), v})
+		h := c.slots[k]
+		ats := h.offsets()
+		places = append(places, place{c, ats[0], ats[len(ats)-1] + len(h.held), v})
 	}
 	// Clusters of overlapping places, in order of position.
 	sort.SliceStable(places, func(i, j int) bool { return places[i].from < places[j].from })
@@ -258,7 +255,7 @@ func (sv *solver) naturalAssignments(k int) []assignment {
 		if i == len(clusters) {
 			a := assignment{}
 			for _, p := range pick {
-				if p.val != p.c.holes[k].eff {
+				if p.val != p.c.slots[k].held {
 					a[p.c] = p.val
 				}
 			}
@@ -284,16 +281,16 @@ func (sv *solver) naturalAssignments(k int) []assignment {
 func (sv *solver) options() []option {
 	var out []option
 	for _, c := range sv.cands {
-		if c.bad != "" || c.value == "" {
+		if c.unusable != "" || c.solo == "" {
 			continue
 		}
 		natural := true
 		for _, k := range c.covers {
-			if v, ok := sv.naturalValue(c, k); !ok || v != c.value {
+			if v, ok := sv.naturalValue(c, k); !ok || v != c.solo {
 				natural = false
 			}
 		}
-		out = append(out, option{keys: assignment{c: c.value}, natural: natural})
+		out = append(out, option{keys: assignment{c: c.solo}, natural: natural})
 	}
 	for _, k := range sortedKeys(sv.naturals) {
 		for _, a := range sv.naturals[k] {
@@ -316,7 +313,7 @@ func (sv *solver) options() []option {
 func (a assignment) String() string {
 	var ps []string
 	for c, v := range a {
-		ps = append(ps, PathString(c.path)+"="+v)
+		ps = append(ps, valuetree.PathString(c.path)+"="+v)
 	}
 	sort.Strings(ps)
 	return strings.Join(ps, ",")
@@ -328,7 +325,7 @@ func (a assignment) sorted() []*candidate {
 	for c := range a {
 		out = append(out, c)
 	}
-	sort.Slice(out, func(i, j int) bool { return PathString(out[i].path) < PathString(out[j].path) })
+	sort.Slice(out, func(i, j int) bool { return valuetree.PathString(out[i].path) < valuetree.PathString(out[j].path) })
 	return out
 }
 
@@ -347,7 +344,7 @@ func (a assignment) with(b assignment) assignment {
 // no key that was dropped.
 func compatible(a lookuper, b assignment) bool {
 	for c, v := range b {
-		if c.dropped || c.bad != "" {
+		if c.dropped || c.unusable != "" {
 			return false
 		}
 		if w, ok := a.get(c); ok && w != v {
@@ -361,7 +358,7 @@ func compatible(a lookuper, b assignment) bool {
 func (sv *solver) touched(b assignment) []int {
 	seen := map[int]bool{}
 	for c := range b {
-		for k := range c.holes {
+		for k := range c.slots {
 			seen[k] = true
 		}
 	}
@@ -509,301 +506,10 @@ func (sv *solver) covered(a assignment) map[int]bool {
 	return out
 }
 
-func (a assignment) changes() []change {
-	var out []change
+func (a assignment) changes() []Setting {
+	var out []Setting
 	for _, c := range a.sorted() {
-		out = append(out, change{path: c.path, value: a[c]})
+		out = append(out, Setting{Path: c.path, Value: a[c]})
 	}
 	return out
-}
-
-// solve probes the candidates, chooses the keys and checks them: a check
-// that fails drops the chosen keys that touched what came out wrong and
-// chooses again (at least one key goes each time), at most maxChecks
-// times; after that nothing is set and every image is reported.
-func (s *session) solve() (*Overlay, error) {
-	cands := s.candidates()
-	s.probeAll(cands)
-	sv := s.newSolver(cands)
-	bad := map[int]string{} // field -> why the check failed
-	var switches []*family
-	var chosen assignment
-	checked := false
-	for round := 0; round < maxChecks; round++ {
-		chosen = sv.greedy()
-		if len(chosen) == 0 {
-			checked = true
-			break
-		}
-		set := s.withSwitches(chosen.changes(), switches)
-		r, err := s.render(s.overlayFor(set))
-		if f := failedFamily(err); f != nil && !hasFamily(switches, f) {
-			// The relocated images fail the family's check: set its
-			// switch, and only then.
-			switches = append(switches, f)
-			set = s.withSwitches(chosen.changes(), switches)
-			r, err = s.render(s.overlayFor(set))
-		}
-		covered := sv.covered(chosen)
-		blame, failed := s.check(r, err, chosen, covered, set)
-		if len(blame) == 0 {
-			checked = true
-			break
-		}
-		for _, c := range blame {
-			c.dropped = true
-			for k := range c.drives {
-				bad[k] = "setting " + PathString(c.path) + " along with the other keys does not give the target (" + strings.Join(failed, "; ") + ")"
-			}
-		}
-	}
-	if !checked {
-		for c := range chosen {
-			for k := range c.drives {
-				if bad[k] == "" {
-					bad[k] = fmt.Sprintf("no set of keys that moves it checked out in %d renders", maxChecks)
-				}
-			}
-		}
-		chosen, switches = assignment{}, nil
-	}
-	return s.overlay(cands, sv, chosen, switches, bad), nil
-}
-
-// check compares the rendering with the overlay to the rewritten base
-// rendering, document by document; it returns the chosen keys to blame
-// for what differs.
-func (s *session) check(r *rendered.Chart, rerr error, chosen assignment, covered map[int]bool, set []change) ([]*candidate, []string) {
-	keys := chosen.sorted()
-	if rerr != nil {
-		msg := rerr.Error()
-		if strings.Contains(msg, "YAML parse error on") && strings.HasPrefix(s.mapper.Root(), "[") {
-			// The values are right; the chart writes them unquoted.
-			msg += fmt.Sprintf("; the chart writes the value without quotes, and a value starting with %s (an IPv6 registry) is not a plain YAML scalar: quote it in the template ({{ ... | quote }}), or give the registry a host name", s.mapper.Root()[:strings.IndexByte(s.mapper.Root(), ']')+1])
-		}
-		return keys, []string{msg}
-	}
-	if len(r.Manifests) != len(s.base.Manifests) {
-		return keys, []string{fmt.Sprintf("%d documents instead of %d", len(r.Manifests), len(s.base.Manifests))}
-	}
-	blamed := map[*candidate]bool{}
-	var failed []string
-	for i, m := range r.Manifests {
-		// A document with no moved field must render as before;
-		// one with moved fields must render as rewritten, except for
-		// the fields no key moves.
-		if m.Name == s.base.Manifests[i].Name && s.docOK(i, m.Content, covered, set) {
-			continue
-		}
-		failed = append(failed, m.Name)
-		any := false
-		for _, c := range keys {
-			if c.docs[i] {
-				blamed[c] = true
-				any = true
-			}
-		}
-		if !any {
-			for _, c := range keys {
-				blamed[c] = true
-			}
-		}
-	}
-	var out []*candidate
-	for _, c := range keys {
-		if blamed[c] {
-			out = append(out, c)
-		}
-	}
-	return out, failed
-}
-
-// docOK reports whether document i, rendered with the overlay as got,
-// is what the overlay must give: the rewritten document, except that the
-// image fields no chosen key moves keep their values, and that the values
-// set may be echoed (see echoOnly). Equal bytes pass at once; otherwise
-// the documents must be equal as YAML.
-func (s *session) docOK(i int, got string, covered map[int]bool, set []change) bool {
-	all := true
-	for _, k := range s.docFields[i] {
-		if s.fields[k].moves() && !covered[k] {
-			all = false
-		}
-	}
-	if all && got == s.want[i] {
-		return true
-	}
-	n, fs, err := s.masked(got)
-	if err != nil {
-		return false
-	}
-	if n == nil {
-		n = &yaml.Node{}
-	}
-	b, err := s.baseMasked(i)
-	if err != nil || len(fs) != len(s.docFields[i]) || !sameNode(n, b) && !echoOnly(b, n, set) && !s.volatile(i) {
-		return false
-	}
-	for j, f := range fs {
-		k := s.docFields[i][j]
-		want := s.fields[k].value
-		if covered[k] || !s.fields[k].moves() {
-			want = s.fields[k].want
-		}
-		if f.Path != s.fields[k].path || f.Value != want {
-			return false
-		}
-	}
-	return true
-}
-
-// overlay builds the result from the chosen keys and switches.
-func (s *session) overlay(cands []*candidate, sv *solver, chosen assignment, switches []*family, bad map[int]string) *Overlay {
-	o := &Overlay{Chart: s.src.Name(), Warnings: s.base.Warnings, Candidates: len(cands), Alone: s.alone, Renders: s.renders, cfg: s.cfg}
-	if s.src.Metadata != nil {
-		o.Version = s.src.Metadata.Version
-	}
-	covered := sv.covered(chosen)
-	by := map[int][]*candidate{} // covered field -> the chosen keys that move it
-	for _, c := range chosen.sorted() {
-		for k := range c.holes {
-			if covered[k] {
-				by[k] = append(by[k], c)
-			}
-		}
-	}
-	for _, c := range chosen.sorted() {
-		k := OverlayKey{Path: c.path, Value: chosen[c], Was: c.was}
-		seen := map[string]bool{}
-		for _, f := range sortedKeys(c.holes) {
-			if !covered[f] {
-				continue
-			}
-			m := Move{From: s.fields[f].value, To: s.fields[f].want}
-			if m.From == "" { // an operator's registry setting, absent or empty
-				m.From = fmt.Sprintf("%s %s: %s unset", s.fields[f].kind, s.fields[f].obj, s.fields[f].path)
-			}
-			for _, o := range by[f] {
-				if o != c {
-					m.With = append(m.With, PathString(o.path))
-				}
-			}
-			if !seen[m.String()] {
-				seen[m.String()] = true
-				k.Images = append(k.Images, m)
-			}
-		}
-		sort.Slice(k.Images, func(i, j int) bool { return k.Images[i].String() < k.Images[j].String() })
-		o.Keys = append(o.Keys, k)
-	}
-	for _, f := range switches {
-		o.Keys = append(o.Keys, OverlayKey{Path: f.Path, Value: fmt.Sprint(f.Value), Why: f.why(s.mapper.Root()), raw: f.Value})
-	}
-	sort.Slice(o.Keys, func(i, j int) bool { return PathString(o.Keys[i].Path) < PathString(o.Keys[j].Path) })
-	o.tree = s.overlayFor(keyChanges(o.Keys))
-	templates := map[string]string{}
-	var walk func(c *chart.Chart)
-	walk = func(c *chart.Chart) {
-		for _, t := range c.Templates {
-			templates[c.ChartFullPath()+"/"+t.Name] = string(t.Data)
-		}
-		for _, d := range c.Dependencies() {
-			walk(d)
-		}
-	}
-	walk(s.processed)
-	for k, f := range s.fields {
-		if !f.moves() || covered[k] {
-			continue
-		}
-		img := f.value
-		if img == "" {
-			img = `""`
-		}
-		u := UnmovedImage{Image: img, Target: f.want, Template: s.base.Manifests[f.doc].Name,
-			Kind: f.kind, Namespace: f.namespace, Name: f.obj, Field: f.path}
-		u.Line = literalLine(templates[u.Template], f.value)
-		switch {
-		case bad[k] != "":
-			u.Reason = bad[k]
-		default:
-			u.Reason = s.whyUnmoved(cands, sv, k, u.Line > 0)
-		}
-		o.Unmoved = append(o.Unmoved, u)
-	}
-	return o
-}
-
-// keyChanges are the changes that set the keys.
-func keyChanges(keys []OverlayKey) []change {
-	var out []change
-	for _, k := range keys {
-		out = append(out, change{path: k.Path, value: k.Value, raw: k.raw})
-	}
-	return out
-}
-
-func (s *session) whyUnmoved(cands []*candidate, sv *solver, k int, literal bool) string {
-	var reasons []string
-	unprobed := 0
-	for _, c := range cands {
-		_, drives := c.drives[k]
-		if c.bad == s.unprobed() {
-			unprobed++
-		}
-		why := c.bad
-		if why == "" {
-			why = c.reason
-		}
-		if why != "" && (drives || c.drives == nil && c.was != "" && occursInName(s.fields[k].value, c.was)) {
-			reasons = append(reasons, PathString(c.path)+": "+why)
-		}
-	}
-	if unprobed > 0 {
-		reasons = append(reasons, fmt.Sprintf("%d candidate value(s) %s", unprobed, s.unprobed()))
-	}
-	if len(reasons) > 0 {
-		return "the values that drive it cannot move it (" + strings.Join(reasons, "; ") + ")"
-	}
-	// Empty or absent keys that failed before they showed what they drive.
-	var blank []string
-	n := 0
-	for _, c := range cands {
-		if c.was == "" && c.drives == nil && c.bad != "" && c.bad != s.unprobed() {
-			if n++; n <= 3 {
-				blank = append(blank, PathString(c.path)+": "+c.bad)
-			}
-		}
-	}
-	if n > 3 {
-		blank = append(blank, fmt.Sprintf("and %d more", n-3))
-	}
-	if n > 0 {
-		return "no value that drives it was found; empty or absent keys that could not be probed: " + strings.Join(blank, "; ")
-	}
-	if ds := sv.drivers[k]; len(ds) > 0 {
-		var names []string
-		for _, c := range ds {
-			names = append(names, PathString(c.path))
-		}
-		return fmt.Sprintf("no values of the keys that drive it (%s), alone or together, give %s", strings.Join(names, ", "), s.fields[k].want)
-	}
-	if literal {
-		return "hard-coded in the template: no value drives it"
-	}
-	return "no value drives it (built in the templates)"
-}
-
-// literalLine is the 1-based line of the template that holds ref (or its
-// repository part) literally, or 0.
-func literalLine(tpl, ref string) int {
-	for _, s := range []string{ref, ref[:nameEnd(ref)]} {
-		if s == "" {
-			continue
-		}
-		if i := strings.Index(tpl, s); i >= 0 {
-			return strings.Count(tpl[:i], "\n") + 1
-		}
-	}
-	return 0
 }

@@ -1,10 +1,11 @@
-package helm
+package airgap
 
 import (
 	"fmt"
 	"reflect"
 	"sort"
 
+	"github.com/rehost/rehost/pkg/helm/internal/valuetree"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -22,7 +23,7 @@ import (
 
 // echoOnly reports whether two renderings of a document, image fields
 // masked, differ only in echoes of the values set (see above).
-func echoOnly(base, got *yaml.Node, set []change) bool {
+func echoOnly(base, got *yaml.Node, set []Setting) bool {
 	b, g := docMap(base), docMap(got)
 	if b == nil || g == nil || scalar(mapValue(b, "kind")) != "ConfigMap" || scalar(mapValue(g, "kind")) != "ConfigMap" {
 		return false
@@ -60,7 +61,7 @@ func echoOnly(base, got *yaml.Node, set []change) bool {
 
 // echoedText reports whether the YAML or JSON text after differs from
 // before only in echoes of the values set.
-func echoedText(before, after string, set []change) bool {
+func echoedText(before, after string, set []Setting) bool {
 	var x, y interface{}
 	if yaml.Unmarshal([]byte(before), &x) != nil || yaml.Unmarshal([]byte(after), &y) != nil {
 		return false
@@ -73,7 +74,7 @@ func echoedText(before, after string, set []change) bool {
 	return echoedTree(x, y, nil, set)
 }
 
-func echoedTree(x, y interface{}, path []interface{}, set []change) bool {
+func echoedTree(x, y interface{}, path []interface{}, set []Setting) bool {
 	switch xv := x.(type) {
 	case map[string]interface{}:
 		yv, ok := y.(map[string]interface{})
@@ -125,7 +126,7 @@ func echoedTree(x, y interface{}, path []interface{}, set []change) bool {
 // addedLeaves reports whether every leaf of v, a subtree that only the
 // new rendering has, is a value set at its path (a key absent from the
 // chart's values that the overlay adds).
-func addedLeaves(v interface{}, path []interface{}, set []change) bool {
+func addedLeaves(v interface{}, path []interface{}, set []Setting) bool {
 	if m, ok := v.(map[string]interface{}); ok {
 		if len(m) == 0 {
 			return false
@@ -142,12 +143,12 @@ func addedLeaves(v interface{}, path []interface{}, set []change) bool {
 
 // isSet reports whether v is the value of a change whose key path ends
 // path.
-func isSet(v interface{}, path []interface{}, set []change) bool {
+func isSet(v interface{}, path []interface{}, set []Setting) bool {
 	for _, c := range set {
-		if len(c.path) > len(path) || !samePath(c.path, path[len(path)-len(c.path):]) {
+		if len(c.Path) > len(path) || !valuetree.SamePath(c.Path, path[len(path)-len(c.Path):]) {
 			continue
 		}
-		if want := c.setValue(); reflect.DeepEqual(v, want) || fmt.Sprint(v) == fmt.Sprint(want) && isScalarValue(v) && isScalarValue(want) {
+		if want := c.value(); reflect.DeepEqual(v, want) || fmt.Sprint(v) == fmt.Sprint(want) && isScalarValue(v) && isScalarValue(want) {
 			return true
 		}
 	}
@@ -160,18 +161,6 @@ func isScalarValue(v interface{}) bool {
 		return true
 	}
 	return false
-}
-
-func samePath(a, b []interface{}) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // docMap is the top mapping of a parsed document, or nil.
@@ -195,4 +184,14 @@ func scalar(n *yaml.Node) string {
 		return ""
 	}
 	return n.Value
+}
+
+// mapEntry returns the key and value nodes of key in mapping m.
+func mapEntry(m *yaml.Node, key string) (*yaml.Node, *yaml.Node) {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return m.Content[i], m.Content[i+1]
+		}
+	}
+	return nil, nil
 }

@@ -1,18 +1,18 @@
-package helm
+package airgap
 
 import (
 	"fmt"
 	"strings"
 )
 
-// family is a family of charts whose templates verify their images at
+// Family is a family of charts whose templates verify their images at
 // render time and fail when an image is not one the chart was published
 // with, and the documented value that turns the verification off. A
 // relocated image is the same image in another registry, so the switch is
 // what the family's users set in an air gap; rehost sets it only when a
 // render with the relocated values fails the family's check, and says why
 // in a comment in the overlay.
-type family struct {
+type Family struct {
 	// Name names the family in the comment.
 	Name string
 	// Failure is a substring of the render error of the family's check.
@@ -37,7 +37,7 @@ type family struct {
 // (https://github.com/bitnami/charts/issues/30850). A chart written by
 // rehost relocate has its annotation rewritten to the target references
 // and passes the check without the switch.
-var families = []family{{
+var families = []Family{{
 	Name:    "Bitnami",
 	Failure: "Original containers have been substituted for unrecognized ones",
 	Path:    []interface{}{"global", "security", "allowInsecureImages"},
@@ -45,8 +45,8 @@ var families = []family{{
 	Why:     "Bitnami's image verification (common.errors.insecureImages, https://github.com/bitnami/charts/issues/30850) rejects any registry but the original: the relocated images are the same images, in %s",
 }}
 
-// failedFamily returns the family whose check a render error is, or nil.
-func failedFamily(err error) *family {
+// FailedFamily returns the family whose check a render error is, or nil.
+func FailedFamily(err error) *Family {
 	if err == nil {
 		return nil
 	}
@@ -59,10 +59,28 @@ func failedFamily(err error) *family {
 	return nil
 }
 
-// change is the switch as a value to set.
-func (f *family) change() change {
-	return change{path: f.Path, value: fmt.Sprint(f.Value), raw: f.Value}
+// setting is the switch as a key to set.
+func (f *Family) setting() Setting {
+	return Setting{Path: f.Path, Value: fmt.Sprint(f.Value), Raw: f.Value}
 }
 
 // why is the comment for the switch.
-func (f *family) why(registry string) string { return fmt.Sprintf(f.Why, registry) }
+func (f *Family) why(registry string) string { return fmt.Sprintf(f.Why, registry) }
+
+// withSwitches returns the settings followed by the families' switches.
+func withSwitches(settings []Setting, fs []*Family) []Setting {
+	out := append([]Setting(nil), settings...)
+	for _, f := range fs {
+		out = append(out, f.setting())
+	}
+	return out
+}
+
+func hasFamily(fs []*Family, f *Family) bool {
+	for _, g := range fs {
+		if g == f {
+			return true
+		}
+	}
+	return false
+}

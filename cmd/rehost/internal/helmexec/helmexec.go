@@ -1,0 +1,240 @@
+// Package helmexec is rehost's client of the rehost-helm helper: it runs
+// the helper, decodes the JSON it writes (pkg/rendered's Chart, Airgap,
+// ChartFile and, on failure, Failure), checks the format version, and
+// returns failures as typed errors for the command to word. It adds no
+// text of the command's own: prefixes naming the chart and flag hints are
+// the command's.
+package helmexec
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"syscall"
+
+	"github.com/rehost/rehost/pkg/rendered"
+)
+
+// Name is the helper's name.
+const Name = "rehost-helm"
+
+// Client runs the helper at Path.
+type Client struct {
+	// Path is the helper's path.
+	Path string
+	// Start starts the helper's process (default (*exec.Cmd).Start); the
+	// command's registers it to pass signals on to it.
+	Start func(*exec.Cmd) error
+	// Stopped is called once the helper has exited and returns the signal
+	// that stopped the command meanwhile, if one did (default none).
+	Stopped func() os.Signal
+	// Redact removes credentials from the helper's messages (default
+	// none).
+	Redact func(string) string
+}
+
+// Run runs the helper with args and returns its standard output. With tmp
+// set, the helper's temporary directories go there (TMPDIR). Its errors
+// are *RunError, *StoppedError, *FailedError and *CrashError.
+func (c *Client) Run(args []string, stdin io.Reader, tmp string) ([]byte, error) {
+	cmd := exec.Command(c.Path, args...)
+	cmd.Stdin = stdin
+	if tmp != "" {
+		cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+		if runtime.GOOS == "windows" {
+			cmd.Env = append(cmd.Env, "TMP="+tmp, "TEMP="+tmp)
+		}
+	}
+	var stdout bytes.Buffer
+	stderr := &headTail{max: maxStderr}
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	start := cmd.Start
+	if c.Start != nil {
+		start = func() error { return c.Start(cmd) }
+	}
+	if err := start(); err != nil {
+		return nil, &RunError{Helper: c.Path, Err: err}
+	}
+	err := cmd.Wait()
+	if c.Stopped != nil {
+		if sig := c.Stopped(); sig != nil {
+			return nil, &StoppedError{Signal: sig}
+		}
+	}
+	if err != nil {
+		return nil, c.failure(err, stdout.Bytes(), stderr)
+	}
+	return stdout.Bytes(), nil
+}
+
+// Render runs the helper to render a chart (rendered.Chart).
+func (c *Client) Render(args []string, stdin io.Reader) (*rendered.Chart, error) {
+	var out rendered.Chart
+	if err := c.decode(args, stdin, "", &out, func() int { return out.Format }, rendered.Format); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Airgap runs the helper's values or relocate (rendered.Airgap).
+func (c *Client) Airgap(args []string, stdin io.Reader) (*rendered.Airgap, error) {
+	var out rendered.Airgap
+	if err := c.decode(args, stdin, "", &out, func() int { return out.Format }, rendered.AirgapFormat); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// ChartFile runs the helper's pull or package (rendered.ChartFile), its
+// temporary directories in tmp when set.
+func (c *Client) ChartFile(args []string, tmp string) (*rendered.ChartFile, error) {
+	var out rendered.ChartFile
+	if err := c.decode(args, nil, tmp, &out, func() int { return out.Format }, rendered.ChartFileFormat); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// decode runs the helper and decodes its output into v, whose format
+// must be want. Its errors are Run's, *OutputError and *FormatError.
+func (c *Client) decode(args []string, stdin io.Reader, tmp string, v interface{}, format func() int, want int) error {
+	out, err := c.Run(args, stdin, tmp)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(out, v); err != nil {
+		return &OutputError{Helper: c.Path, Err: err}
+	}
+	if got := format(); got != want {
+		return &FormatError{Helper: c.Path, Got: got, Want: want}
+	}
+	return nil
+}
+
+func (c *Client) redact(s string) string {
+	if c.Redact == nil {
+		return s
+	}
+	return c.Redact(s)
+}
+
+// failure is the error of a helper that did not exit 0: its message when
+// it exits with status 1 (its errors), with the facts of the Failure it
+// wrote, else how it ended.
+func (c *Client) failure(err error, stdout []byte, stderr *headTail) error {
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) {
+		return &RunError{Helper: c.Path, Err: err}
+	}
+	if exit.ExitCode() == 1 {
+		f := &FailedError{Helper: c.Path, Message: c.redact(trimName(stderr.String()))}
+		if f.Message == "" {
+			f.Message = c.redact(fmt.Sprintf("%s: %v", c.Path, err))
+		}
+		var facts rendered.Failure
+		if json.Unmarshal(stdout, &facts) == nil && facts.Format == rendered.FailureFormat {
+			f.Failure = facts
+		}
+		return f
+	}
+	crash := &CrashError{Helper: c.Path, Status: exit.ExitCode(), Line: c.redact(stderr.why())}
+	if sig, ok := killedBy(exit.ProcessState); ok {
+		crash.Signal = sig
+	}
+	return crash
+}
+
+// RunError is a helper that could not be run (not started, or not waited
+// for).
+type RunError struct {
+	Helper string
+	Err    error
+}
+
+func (e *RunError) Error() string { return e.Helper + ": " + e.Err.Error() }
+func (e *RunError) Unwrap() error { return e.Err }
+
+// StoppedError is a command stopped by a signal while the helper ran.
+type StoppedError struct{ Signal os.Signal }
+
+func (e *StoppedError) Error() string { return "stopped by " + SignalName(e.Signal) }
+
+// FailedError is a helper that failed and said why (exit status 1).
+type FailedError struct {
+	Helper string
+	// Message is what it wrote on standard error, without its name.
+	Message string
+	// Failure are the facts it wrote about the failure; the zero value
+	// when it wrote none.
+	Failure rendered.Failure
+}
+
+func (e *FailedError) Error() string { return e.Message }
+
+// CrashError is a helper that crashed: a signal, an out-of-memory kill, a
+// Go panic or runtime error. It is told in one line: how it ended and the
+// line of its standard error that says why, not the crash dump.
+type CrashError struct {
+	Helper string
+	// Status is its exit status (-1 when killed by Signal).
+	Status int
+	Signal os.Signal
+	// Line is the line of its standard error that says why, or "".
+	Line string
+}
+
+func (e *CrashError) Error() string {
+	how := fmt.Sprintf("exited with status %d", e.Status)
+	if e.Signal != nil {
+		how = "was killed by " + SignalName(e.Signal)
+		if e.Signal == syscall.SIGKILL {
+			how += " (the kernel's out-of-memory killer sends it, among others)"
+		}
+	}
+	line := ""
+	if e.Line != "" {
+		line = ": " + strconv.Quote(e.Line)
+	}
+	return fmt.Sprintf("%s crashed: it %s%s", e.Helper, how, line)
+}
+
+// OutputError is output of the helper that does not decode.
+type OutputError struct {
+	Helper string
+	Err    error
+}
+
+func (e *OutputError) Error() string {
+	return "reading the output of " + e.Helper + ": " + e.Err.Error()
+}
+func (e *OutputError) Unwrap() error { return e.Err }
+
+// FormatError is output of a helper of another release: it writes format
+// Got, this rehost reads Want.
+type FormatError struct {
+	Helper    string
+	Got, Want int
+}
+
+func (e *FormatError) Error() string {
+	return fmt.Sprintf("%s writes format %d, this rehost reads format %d", e.Helper, e.Got, e.Want)
+}
+
+// SignalName is "SIGTERM", "SIGINT" …, or the signal's description.
+func SignalName(sig os.Signal) string {
+	switch sig {
+	case os.Interrupt:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGKILL:
+		return "SIGKILL"
+	}
+	return sig.String()
+}

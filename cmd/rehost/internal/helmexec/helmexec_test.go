@@ -1,0 +1,159 @@
+//go:build unix
+
+package helmexec
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/rehost/rehost/pkg/rendered"
+)
+
+// script returns a client of a helper that runs the shell script body.
+func script(t *testing.T, body string) *Client {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), Name)
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return &Client{Path: p}
+}
+
+func TestRender(t *testing.T) {
+	c := script(t, `echo '{"format":1,"name":"app","manifests":[{"name":"app/templates/a.yaml","content":"kind: Pod"}]}'`)
+	got, err := c.Render(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Name != "app" || len(got.Manifests) != 1 || got.Manifests[0].Content != "kind: Pod" {
+		t.Errorf("got %+v", got)
+	}
+}
+
+// TestFormatMismatch: output of another release's helper is a
+// FormatError naming both formats, for every kind of output.
+func TestFormatMismatch(t *testing.T) {
+	c := script(t, `echo '{"format":99}'`)
+	for name, run := range map[string]func() error{
+		"render":     func() error { _, err := c.Render(nil, nil); return err },
+		"airgap":     func() error { _, err := c.Airgap(nil, nil); return err },
+		"chart file": func() error { _, err := c.ChartFile(nil, ""); return err },
+	} {
+		err := run()
+		var f *FormatError
+		if !errors.As(err, &f) || f.Got != 99 || f.Want != 1 || f.Helper != c.Path {
+			t.Errorf("%s: %v (%T)", name, err, err)
+			continue
+		}
+		if want := c.Path + " writes format 99, this rehost reads format 1"; err.Error() != want {
+			t.Errorf("%s: %q, want %q", name, err, want)
+		}
+	}
+}
+
+func TestOutputError(t *testing.T) {
+	c := script(t, `echo 'not json'`)
+	_, err := c.Airgap(nil, nil)
+	var o *OutputError
+	if !errors.As(err, &o) || !strings.HasPrefix(err.Error(), "reading the output of "+c.Path+": invalid character") {
+		t.Errorf("%v (%T)", err, err)
+	}
+}
+
+// TestCrash: a crash is one line: how the helper ended and the line of
+// its standard error that says why, never the dump.
+func TestCrash(t *testing.T) {
+	dump := "panic: runtime error: index out of range [3] with length 3\n\ngoroutine 1 [running]:\nmain.main()\n\t/src/main.go:12 +0x1d\nexit status 2\n"
+	tests := []struct {
+		name, body string
+		status     int
+		signal     os.Signal
+		want       string
+	}{
+		{"panic", "cat >&2 <<'EOF'\n" + dump + "EOF\nexit 2\n", 2, nil, `crashed: it exited with status 2: "panic: runtime error: index out of range [3] with length 3"`},
+		{"killed", "echo 'reading index.yaml' >&2\nkill -9 $$\n", -1, syscall.SIGKILL, `crashed: it was killed by SIGKILL (the kernel's out-of-memory killer sends it, among others): "reading index.yaml"`},
+		{"silent", "kill -TERM $$\n", -1, syscall.SIGTERM, "crashed: it was killed by SIGTERM"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := script(t, tt.body)
+			_, err := c.Run(nil, nil, "")
+			var crash *CrashError
+			if !errors.As(err, &crash) || crash.Status != tt.status || crash.Signal != tt.signal {
+				t.Fatalf("%v (%T %+v)", err, err, crash)
+			}
+			if want := c.Path + " " + tt.want; err.Error() != want || strings.Contains(err.Error(), "\n") {
+				t.Errorf("%q, want %q", err, want)
+			}
+		})
+	}
+}
+
+// TestFailed: a helper that fails (status 1) is a FailedError with its
+// message, its name cut, credentials redacted, and the facts it wrote on
+// standard output.
+func TestFailed(t *testing.T) {
+	c := script(t, `echo 'rehost-helm: chart oci://u:s3cret@r/x: Get "https://r/v2/": http: server gave HTTP response to HTTPS client' >&2
+echo '{"format":1,"plainHTTP":true}'
+exit 1
+`)
+	c.Redact = func(s string) string { return strings.ReplaceAll(s, "s3cret", "[redacted]") }
+	_, err := c.ChartFile([]string{"pull"}, "")
+	var f *FailedError
+	if !errors.As(err, &f) || !f.Failure.PlainHTTP {
+		t.Fatalf("%v (%T %+v)", err, err, f)
+	}
+	if want := `chart oci://u:[redacted]@r/x: Get "https://r/v2/": http: server gave HTTP response to HTTPS client`; err.Error() != want {
+		t.Errorf("%q, want %q", err, want)
+	}
+
+	// No facts, or facts of another format: none taken; no message: the
+	// exit status.
+	for _, body := range []string{"echo 'rehost-helm: boom' >&2\nexit 1\n", "echo 'rehost-helm: boom' >&2\necho '{\"format\":2,\"plainHTTP\":true}'\nexit 1\n", "exit 1\n"} {
+		c := script(t, body)
+		_, err := c.Run(nil, nil, "")
+		if !errors.As(err, &f) || f.Failure != (rendered.Failure{}) {
+			t.Errorf("%q: %v (%T %+v)", body, err, err, f)
+		}
+		if want := "boom"; body == "exit 1\n" {
+			if want = c.Path + ": exit status 1"; err.Error() != want {
+				t.Errorf("%q: %q, want %q", body, err, want)
+			}
+		} else if err.Error() != want {
+			t.Errorf("%q: %q, want %q", body, err, want)
+		}
+	}
+}
+
+// TestStopped: a signal that stopped the command while the helper ran
+// wins over how the helper ended; one before it starts is a RunError.
+func TestStopped(t *testing.T) {
+	c := script(t, "exit 3\n")
+	c.Stopped = func() os.Signal { return syscall.SIGTERM }
+	_, err := c.Run(nil, nil, "")
+	var s *StoppedError
+	if !errors.As(err, &s) || err.Error() != "stopped by SIGTERM" {
+		t.Errorf("%v (%T)", err, err)
+	}
+	c.Start = func(*exec.Cmd) error { return errors.New("stopped by SIGINT") }
+	_, err = c.Run(nil, nil, "")
+	var r *RunError
+	if !errors.As(err, &r) || err.Error() != c.Path+": stopped by SIGINT" {
+		t.Errorf("%v (%T)", err, err)
+	}
+}
+
+// TestTempDir: with tmp set, the helper's TMPDIR is tmp.
+func TestTempDir(t *testing.T) {
+	tmp := t.TempDir()
+	c := script(t, `printf '%s' "$TMPDIR"`)
+	out, err := c.Run(nil, nil, tmp)
+	if err != nil || string(out) != tmp {
+		t.Errorf("%q, %v", out, err)
+	}
+}
