@@ -365,14 +365,14 @@ func (rw *Rewriter) pipeline(w io.Writer, next func() ([]piece, error)) error {
 		close(stop)
 		stopped = true
 	}
-queue:
+run:
 	for s := range queue {
 		results := <-s.res
 		for k, p := range s.docs {
 			if p.first {
 				if len(errs) > 0 {
 					end()
-					break queue
+					break run
 				}
 				name = p.name
 				if w != nil && p.head != "" {
@@ -397,7 +397,7 @@ queue:
 			}
 			if p.last && (len(errs) >= maxErrors || (len(errs) > 0 && w != nil && isWriteErr(errs[len(errs)-1]))) {
 				end()
-				break queue
+				break run
 			}
 		}
 	}
