@@ -26,8 +26,9 @@ func podsChart(n int) *Chart {
 
 // BenchmarkRewriteDocuments measures what rehost images (w nil) and rehost
 // rewrite (w io.Discard) do with a rendered chart of n documents: the cost
-// per document must not depend on n, and must be small beside Helm's
-// rendering of it (BenchmarkRenderScaling in pkg/helm).
+// per document must not depend on n, nor exceed what the same documents
+// cost as one stream (BenchmarkRewriteStream): a chart's documents run
+// through one pipeline, not one each.
 //
 //	go test -run '^$' -bench RewriteDocuments ./pkg/rendered
 func BenchmarkRewriteDocuments(b *testing.B) {
