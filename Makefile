@@ -63,9 +63,10 @@ fuzz: ## a short run of every fuzz target
 bench-data: ## generate the benchmark corpus under testdata/bench (git-ignored)
 	$(GO) run ./internal/benchdata -out testdata/bench
 
-bench: bench-data ## Go benchmarks and the side-by-side comparison with peers
+bench: bench-data ## Go benchmarks, rehost images/rewrite of a 5,000- and 20,000-document chart against helm template, and the side-by-side comparison with peers
 	mkdir -p $(BIN)
 	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./pkg/... ./pkg/mirror/... ./pkg/krmfn/... ./pkg/helm/... | tee $(BIN)/bench.txt
+	$(GO) test -run '^$$' -bench ChartCLIScaling -benchtime 3x -count 1 ./test/e2e | tee -a $(BIN)/bench.txt
 	./scripts/bench-peers.sh
 
 bench-peers: bench-data ## only the side-by-side comparison with peers (kustomize, kbld, ... when installed)

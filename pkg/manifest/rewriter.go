@@ -270,15 +270,51 @@ func (rw *Rewriter) RewriteAt(w io.Writer, r io.Reader, name string, line int) e
 	if w != nil && rw.listOnly {
 		return fmt.Errorf("%s: %w", name, ErrListOnly)
 	}
+	sp := newSplitter(r)
+	sp.line = line
+	return rw.pipeline(w, func() ([]piece, error) {
+		docs, err := nextBatch(sp)
+		ps := make([]piece, len(docs))
+		for i, d := range docs {
+			ps[i] = piece{doc: d, name: name, first: i == 0 && d.index == 0, last: i == len(docs)-1}
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			err = fmt.Errorf("%s: %w", name, err)
+		} else if err != nil {
+			err = io.EOF
+		}
+		return ps, err
+	})
+}
+
+// piece is one document in the pipeline, with the name of the stream it
+// belongs to (a Part, or the one stream of RewriteAt).
+type piece struct {
+	doc  document
+	name string
+	// head is written before the document when first is set.
+	head string
+	// first: the document begins its stream. last: the document ends a
+	// batch of its stream, as nextBatch cuts a stream, after which the run
+	// may stop. empty: the stream has no document, the piece only writes
+	// its head.
+	first, last, empty bool
+}
+
+// pipeline runs the documents next returns through the workers and writes
+// them in input order. next returns io.EOF at the end, or a read error
+// (worded already) that ends the run. The documents of each stream are
+// recorded in order; a stream with errors ends the run when the next
+// stream begins, so that errors name one stream, as if each stream were
+// rewritten by a call of its own.
+func (rw *Rewriter) pipeline(w io.Writer, next func() ([]piece, error)) error {
 	// Documents travel in batches (most are small), processed on every
 	// worker and written in input order. Memory holds at most the batches
 	// in the queue.
 	type slot struct {
-		docs []document
+		docs []piece
 		res  chan []result
 	}
-	sp := newSplitter(r)
-	sp.line = line
 	jobs := make(chan slot, rw.workers)
 	queue := make(chan slot, 2*rw.workers)
 	stop := make(chan struct{})
@@ -287,7 +323,7 @@ func (rw *Rewriter) RewriteAt(w io.Writer, r io.Reader, name string, line int) e
 		defer close(jobs)
 		defer close(queue)
 		for {
-			docs, err := nextBatch(sp)
+			docs, err := next()
 			if len(docs) > 0 {
 				s := slot{docs: docs, res: make(chan []result, 1)}
 				select {
@@ -298,8 +334,8 @@ func (rw *Rewriter) RewriteAt(w io.Writer, r io.Reader, name string, line int) e
 				jobs <- s
 			}
 			if err != nil {
-				if !errors.Is(err, io.EOF) {
-					readErr = fmt.Errorf("%s: %w", name, err)
+				if err != io.EOF {
+					readErr = err
 				}
 				return
 			}
@@ -309,8 +345,10 @@ func (rw *Rewriter) RewriteAt(w io.Writer, r io.Reader, name string, line int) e
 		go func() {
 			for s := range jobs {
 				out := make([]result, len(s.docs))
-				for k, d := range s.docs {
-					out[k] = rw.process(d, name, w != nil)
+				for k, p := range s.docs {
+					if !p.empty {
+						out[k] = rw.process(p.doc, p.name, w != nil)
+					}
 				}
 				s.res <- out
 			}
@@ -321,25 +359,46 @@ func (rw *Rewriter) RewriteAt(w io.Writer, r io.Reader, name string, line int) e
 	// at its next document, which may wait for a slow input); they write
 	// nothing this call still reads.
 	var errs []error
+	name := ""
 	stopped := false
+	end := func() {
+		close(stop)
+		stopped = true
+	}
+run:
 	for s := range queue {
 		results := <-s.res
-		for k, res := range results {
-			errs = append(errs, rw.record(res)...)
-			if len(errs) == 0 && w != nil {
-				out := res.out
-				if out == nil {
-					out = s.docs[k].data
+		for k, p := range s.docs {
+			if p.first {
+				if len(errs) > 0 {
+					end()
+					break run
 				}
-				if _, err := w.Write(out); err != nil {
-					errs = append(errs, writeError{fmt.Errorf("%s: writing the output: %w", name, err)})
+				name = p.name
+				if w != nil && p.head != "" {
+					if _, err := io.WriteString(w, p.head); err != nil {
+						end()
+						return err
+					}
 				}
 			}
-		}
-		if len(errs) >= maxErrors || (len(errs) > 0 && w != nil && isWriteErr(errs[len(errs)-1])) {
-			close(stop)
-			stopped = true
-			break
+			if !p.empty {
+				res := results[k]
+				errs = append(errs, rw.record(res)...)
+				if len(errs) == 0 && w != nil {
+					out := res.out
+					if out == nil {
+						out = p.doc.data
+					}
+					if _, err := w.Write(out); err != nil {
+						errs = append(errs, writeError{fmt.Errorf("%s: writing the output: %w", name, err)})
+					}
+				}
+			}
+			if p.last && (len(errs) >= maxErrors || (len(errs) > 0 && w != nil && isWriteErr(errs[len(errs)-1]))) {
+				end()
+				break run
+			}
 		}
 	}
 	if len(errs) > maxErrors {

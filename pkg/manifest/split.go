@@ -201,3 +201,10 @@ func isBlankOrComment(line []byte) bool {
 	t := bytes.TrimLeft(line, " \t\r\n")
 	return len(t) == 0 || t[0] == '#'
 }
+
+// splitterOf returns a splitter of a stream held in memory whose first
+// line is line line: it reads nothing (it has met the end of its input)
+// and cuts data where newSplitter would.
+func splitterOf(data []byte, line int) *splitter {
+	return &splitter{buf: data, end: len(data), eof: true, line: line}
+}

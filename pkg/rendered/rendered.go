@@ -134,20 +134,32 @@ func (a AnnotatedImage) Location() rewrite.Location {
 // it trims the trailing white space of the last ordinary (non-hook)
 // document.
 func (c *Chart) Documents() []string {
-	last := -1
-	for i, m := range c.Manifests {
-		if !m.IsHook() {
-			last = i
-		}
-	}
+	last := c.lastOrdinary()
 	out := make([]string, len(c.Manifests))
 	for i, m := range c.Manifests {
-		if i == last {
-			m.Content = strings.TrimRight(m.Content, " \t\r\n")
-		}
-		out[i] = m.Text()
+		out[i] = m.text(i == last)
 	}
 	return out
+}
+
+// lastOrdinary is the index of the last ordinary (non-hook) manifest, -1
+// when there is none.
+func (c *Chart) lastOrdinary() int {
+	for i := len(c.Manifests) - 1; i >= 0; i-- {
+		if !c.Manifests[i].IsHook() {
+			return i
+		}
+	}
+	return -1
+}
+
+// text is Text, with the trailing white space of the content trimmed when
+// trim is set (the last ordinary document of a chart).
+func (m Manifest) text(trim bool) string {
+	if trim {
+		m.Content = strings.TrimRight(m.Content, " \t\r\n")
+	}
+	return m.Text()
 }
 
 // WriteTo writes the chart's documents, as `helm template` prints them.
@@ -221,22 +233,19 @@ func (c *Chart) Rewrite(w io.Writer, rw *manifest.Rewriter) error {
 // template` prints them (w nil: only collect the images). Written for one
 // template, they are the file of that name Templates gives.
 func (c *Chart) RewriteDocuments(w io.Writer, rw *manifest.Rewriter, template string) error {
-	for i, d := range c.Documents() {
-		m := c.Manifests[i]
+	last := c.lastOrdinary()
+	var parts []manifest.Part
+	for i, m := range c.Manifests {
 		if template != "" && m.Name != template {
 			continue
 		}
 		// The lines "---" and "# Source: NAME" that Helm puts before the
 		// document are not the template's.
+		d := m.text(i == last)
 		head := len(sourcePrefix) + len(m.Name) + 1
-		if w != nil {
-			if _, err := io.WriteString(w, d[:head]); err != nil {
-				return err
-			}
-		}
-		if err := rw.RewriteAt(w, strings.NewReader(d[head:]), m.Name, max(m.Line, 1)); err != nil {
-			return err
-		}
+		parts = append(parts, manifest.Part{Name: m.Name, Line: max(m.Line, 1), Head: d[:head], Text: d[head:]})
 	}
-	return nil
+	// One pipeline for all documents: a chart of 20,000 documents costs
+	// what a stream of 20,000 documents does.
+	return rw.RewriteParts(w, parts)
 }
