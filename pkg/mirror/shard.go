@@ -106,7 +106,7 @@ func (s Shard) check() *ShardError {
 	case s.Index < 0:
 		return bad(fmt.Sprintf("the index %d is negative", s.Index))
 	case s.Count > 0 && s.Index >= s.Count:
-		return bad(fmt.Sprintf("the index %d is not less than the count %d: the %d parts are numbered 0 to %d", s.Index, s.Count, s.Count, s.Count-1))
+		return bad(fmt.Sprintf("the index %d is not less than the count %d: the %d shards are numbered 0 to %d", s.Index, s.Count, s.Count, s.Count-1))
 	}
 	return nil
 }

@@ -26,7 +26,7 @@ func TestParseShard(t *testing.T) {
 		{in: "2/3", want: Shard{2, 3}},
 		{in: "09/10", want: Shard{9, 10}},
 		{in: "65535/65536", want: Shard{65535, 65536}},
-		{in: "3/3", err: "the index 3 is not less than the count 3: the 3 parts are numbered 0 to 2"},
+		{in: "3/3", err: "the index 3 is not less than the count 3: the 3 shards are numbered 0 to 2"},
 		{in: "4/3", err: "the index 4 is not less than the count 3"},
 		{in: "0/0", err: "the count 0 is less than 1"},
 		{in: "-1/3", err: "the index -1 is negative"},
