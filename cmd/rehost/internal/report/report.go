@@ -15,8 +15,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/rehost/rehost/internal/bytesize"
 	"github.com/rehost/rehost/internal/bounded"
+	"github.com/rehost/rehost/internal/bytesize"
 	"github.com/rehost/rehost/pkg/mirror"
 )
 
