@@ -127,11 +127,6 @@ func (s Shard) Has(j Job) bool {
 	return s.Whole() || ShardOf(ShardKey(j), s.Count) == s.Index
 }
 
-// has says whether the part s holds the key.
-func (s Shard) has(key string) bool {
-	return s.Whole() || ShardOf(key, s.Count) == s.Index
-}
-
 // Jobs returns the jobs of the part s, in their order.
 func (s Shard) Jobs(jobs []Job) []Job {
 	if s.Whole() {
