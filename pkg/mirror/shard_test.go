@@ -438,3 +438,34 @@ func TestShardLayout(t *testing.T) {
 		t.Errorf("archives of the parts\n%v\none run\n%v", got, want)
 	}
 }
+
+// TestShardCharts: a chart goes to the shard of its name, in a copy and
+// when a layout is pushed; the other shards count it as elsewhere.
+func TestShardCharts(t *testing.T) {
+	dst := newTestRegistry(t)
+	c := newChart(t, shopArchive(t), nil)
+	job := ChartJob("charts/shop", c, dst.host+"/charts")
+	dir := filepath.Join(t.TempDir(), "bundle")
+	if s, err := newMirror(t, Options{}).Export(context.Background(), []Job{job}, dir); err != nil || s.Charts.Copied != 1 {
+		t.Fatalf("export: %+v, %v", s.Charts, err)
+	}
+	want := ShardOf("shop", 3)
+	for k := 0; k < 3; k++ {
+		s := newMirror(t, Options{Shard: Shard{k, 3}}).Copy(context.Background(), []Job{job})
+		imp, err := newMirror(t, Options{Shard: Shard{k, 3}}).Import(context.Background(), dir, mapper(t, rewrite.Config{Registry: dst.host + "/imported"}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, got := range []Summary{s, imp} {
+			if err := got.Err(); err != nil {
+				t.Fatal(err)
+			}
+			if k == want && (got.Charts.Copied != 1 || got.Elsewhere != 0) || k != want && (got.Charts.Total() != 0 || got.Elsewhere != 1) {
+				t.Errorf("shard %d/3 (the chart's is %d): charts %+v, elsewhere %d", k, want, got.Charts, got.Elsewhere)
+			}
+		}
+	}
+	if head(t, dst.host+"/charts/shop:"+c.Tag()) == "" || head(t, dst.host+"/imported/charts/shop:"+c.Tag()) == "" {
+		t.Error("the chart was not pushed by its shard")
+	}
+}
