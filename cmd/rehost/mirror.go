@@ -16,6 +16,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/rehost/rehost/cmd/rehost/internal/report"
+	"github.com/rehost/rehost/internal/bounded"
 	"github.com/rehost/rehost/internal/bytesize"
 	"github.com/rehost/rehost/pkg/manifest"
 	"github.com/rehost/rehost/pkg/mirror"
@@ -45,7 +46,8 @@ type mirrorFlags struct {
 	partSize        string // --part-size SIZE, as given
 	force           bool   // --force: replace an archive
 	sourceMirrors   []string
-	mirrorOnly      bool // --source-mirror-only
+	mirrorOnly      bool   // --source-mirror-only
+	shard           string // --shard K/N, as given
 }
 
 func newMirrorCmd(s streams) *cobra.Command {
@@ -168,6 +170,21 @@ credentials. A request that moves less than 1 KiB/s for --stall-timeout is
 abandoned. SIGINT or SIGTERM stops a run at any stage; running the same
 command again finishes it. docs/mirror-security.md has the details.
 
+Scaling out: --shard K/N copies the K-th of N disjoint shards (K from 0 to
+N-1), so that N runs with the same inputs, one per K, on as many machines,
+copy together what one run copies, each image once. An image's shard is
+fixed by its source repository alone (the first 8 bytes of the SHA-256 of
+docker.io/library/nginx, modulo N), a chart's by its name: every tag and
+digest of a repository and its attachments go to one shard, adding an image
+moves no other, and a shard run again resumes. It applies to every mode:
+with --registry each shard copies its images; --dry-run and --pin print the
+shard's lines (sort -m of the N outputs is the whole run's); --to-oci and
+--to-archive write the shard's images (give each shard its own DIR or FILE);
+--from-oci and --from-archive push the shard's part of what they hold (every
+shard checks a whole archive against its checksum file first). The summary
+says how many images and charts were left to the other shards. In a
+Kubernetes Indexed Job: --shard $(JOB_COMPLETION_INDEX)/N (docs/mirror.md).
+
 Progress goes to stderr: a status line on a terminal, one line per image
 otherwise (or with --progress plain), and a summary that counts images and
 attachments apart. Standard output is empty, except:
@@ -218,6 +235,9 @@ attachments apart. Standard output is empty, except:
 
   # Images and their signatures only.
   rehost mirror --attachments signatures --registry sea.hub:5000 manifests/
+
+  # Three machines, each copying a third of the images (0/3, 1/3, 2/3).
+  rehost mirror --image-list imageList --registry sea.hub:5000 --shard 1/3
 
   # The digests to pin (HEAD requests only).
   rehost mirror --dry-run --pin manifests/ > pinned.tsv`,
@@ -355,6 +375,7 @@ attachments apart. Standard output is empty, except:
 	fs.BoolVar(&f.pin, "pin", false, "print SOURCE<TAB>TARGET@DIGEST lines on stdout, digests resolved with HEAD requests")
 	fs.StringArrayVar(&f.sourceMirrors, "source-mirror", nil, "read the images under `PREFIX=MIRROR` from MIRROR, PREFIX replaced (docker.io=mirror.corp:5000/dockerhub; repeatable; longest prefix first, path components whole; overrides sourceMirrors of --config for the same prefix); an image the mirror lacks is read from its own registry, unless --source-mirror-only. Names stay the sources' everywhere")
 	fs.BoolVar(&f.mirrorOnly, "source-mirror-only", false, "never read an image a source mirror covers from its own registry: one its mirror lacks fails")
+	fs.StringVar(&f.shard, "shard", "", "copy only shard `K/N` of the images and charts (K from 0 to N-1): N runs, one per K, copy together what one run copies, each image once; an image's shard is fixed by its source repository, a chart's by its name (docs/mirror.md#scaling-out)")
 	return cmd
 }
 
@@ -425,6 +446,9 @@ func (f *mirrorFlags) validate(args []string) error {
 	default:
 		return fmt.Errorf("--charts %s: want relocated, as-is or none", f.charts)
 	}
+	if _, err := f.parseShard(); err != nil {
+		return err
+	}
 	if f.stallTimeout <= 0 {
 		return fmt.Errorf("--stall-timeout %s: want a positive duration, like 2m", f.stallTimeout)
 	}
@@ -484,6 +508,19 @@ func (f *mirrorFlags) to() string {
 	return ""
 }
 
+// parseShard is --shard (the zero value, the whole run, when not given).
+func (f *mirrorFlags) parseShard() (mirror.Shard, error) {
+	if f.shard == "" {
+		return mirror.Shard{}, nil
+	}
+	sh, err := mirror.ParseShard(f.shard)
+	var se *mirror.ShardError
+	if errors.As(err, &se) {
+		return sh, fmt.Errorf("--shard %s: %s: want K/N with K from 0 to N-1 (0/3, 1/3, 2/3; in a Kubernetes Indexed Job, $(JOB_COMPLETION_INDEX)/N)", bounded.Word(f.shard), se.Reason)
+	}
+	return sh, err
+}
+
 // parsePartSize is --part-size in bytes (0 when not given).
 func (f *mirrorFlags) parsePartSize() (int64, error) {
 	if f.partSize == "" {
@@ -524,6 +561,10 @@ func archiveError(err error) error {
 // options turns the flags into mirror options.
 func (f *mirrorFlags) options(mapper *rewrite.Mapper, s streams) (mirror.Options, error) {
 	o := mirror.Options{Jobs: f.jobs, DryRun: f.dryRun, Pin: f.pin, Insecure: f.insecureSources, Attachments: mirror.Attachments(f.attachments), StallTimeout: f.stallTimeout}
+	var err error
+	if o.Shard, err = f.parseShard(); err != nil {
+		return o, err
+	}
 	if f.pushRegistry != "" {
 		o.PushRegistry = &mirror.PushRegistry{Name: mapper.Root(), Address: f.pushRegistry}
 	}

@@ -75,7 +75,7 @@ func (m *Mirror) ExportArchive(ctx context.Context, jobs []Job, path string, o A
 	}
 	dest := &layoutTarget{dest: "oci-archive:" + path}
 	if m.opts.DryRun {
-		return m.run(ctx, m.exportTasks(jobs, dest), nil), nil
+		return m.run(ctx, m.batch(m.exportTasks(jobs, dest), nil), nil), nil
 	}
 	if err := clearArchive(path, o.Force); err != nil {
 		return Summary{}, err
@@ -85,11 +85,11 @@ func (m *Mirror) ExportArchive(ctx context.Context, jobs []Job, path string, o A
 	start := time.Now()
 	dest.im = v1.IndexManifest{SchemaVersion: 2, MediaType: types.OCIImageIndex, Manifests: []v1.Descriptor{}}
 	dest.have = map[string]v1.Descriptor{}
-	tasks := m.exportTasks(jobs, dest)
-	p := newArchivePlan(m, dest, tasks, path, o.PartSize, cancel)
+	b := m.batch(m.exportTasks(jobs, dest), nil)
+	p := newArchivePlan(m, dest, b.tasks, path, o.PartSize, cancel)
 	defer p.close()
 	dest.arc = p
-	s := m.runTasks(ctx, tasks, p)
+	s := m.runTasks(ctx, b, p)
 	err := p.place(ctx, &s)
 	s = s.recount()
 	s.Elapsed = time.Since(start)
@@ -99,7 +99,7 @@ func (m *Mirror) ExportArchive(ctx context.Context, jobs []Job, path string, o A
 
 // recount is s with its counts made again from its results.
 func (s Summary) recount() Summary {
-	out := Summary{Elapsed: s.Elapsed, ListedAttachments: s.ListedAttachments, DryRun: s.DryRun}
+	out := Summary{Elapsed: s.Elapsed, ListedAttachments: s.ListedAttachments, DryRun: s.DryRun, Shard: s.Shard, Elsewhere: s.Elsewhere}
 	for _, r := range s.Results {
 		out.add(r)
 	}

@@ -70,6 +70,13 @@
 // (*EntryError: ErrUnsafeName, ErrLinkEntry, ErrSpecialEntry,
 // ErrDuplicateEntry, ErrPastEnd, ErrTooManyEntries).
 //
+// A run can be one of N disjoint shards of the images and charts
+// (Options.Shard, ParseShard), so that N workers copy together what one
+// run copies, each image once: a job's shard is fixed by its source
+// repository (a chart's by its name), never by its position, so that
+// every tag, digest and attachment of a repository stays in one shard
+// and adding an image moves no other (ShardKey, ShardOf).
+//
 // The package prints nothing: progress goes to a [Reporter] as events
 // (rehost's command line draws them as a status line or a line per
 // image), and to a [PartReporter] (the parts of an archive checked and

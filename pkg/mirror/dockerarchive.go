@@ -60,7 +60,7 @@ func (m *Mirror) importDocker(ctx context.Context, t *tarIndex, mapper *rewrite.
 			tasks = append(tasks, tk)
 		}
 	}
-	return m.run(ctx, tasks, nil, notices...), nil
+	return m.run(ctx, m.batch(tasks, notices), nil), nil
 }
 
 // dockerTask is the task that pushes the image img, listed in manifest.json

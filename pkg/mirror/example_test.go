@@ -161,3 +161,34 @@ func ExampleMirror_ExportArchive() {
 	// bundle.tar.sha256
 	// copied sea.hub:5000/team/app:1.0 true
 }
+
+// One of three workers: the shard comes from the command line or the
+// environment (a Kubernetes Indexed Job's JOB_COMPLETION_INDEX); every
+// tag of a repository is in the same shard, and the three shards
+// together hold every job once.
+func ExampleShard() {
+	jobs := []mirror.Job{
+		{Source: "docker.io/library/nginx:1.25"},
+		{Source: "docker.io/library/nginx:1.26"},
+		{Source: "quay.io/jetstack/cert-manager-controller:v1.14.0"},
+		{Source: "registry.k8s.io/pause:3.10"},
+	}
+	for k := 0; k < 3; k++ {
+		sh, err := mirror.ParseShard(fmt.Sprintf("%d/3", k))
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("shard %s:", sh)
+		for _, j := range sh.Jobs(jobs) {
+			fmt.Print(" ", j.Source)
+		}
+		fmt.Println()
+	}
+	_, err := mirror.ParseShard("3/3")
+	fmt.Println(err)
+	// Output:
+	// shard 0/3: docker.io/library/nginx:1.25 docker.io/library/nginx:1.26
+	// shard 1/3: quay.io/jetstack/cert-manager-controller:v1.14.0
+	// shard 2/3: registry.k8s.io/pause:3.10
+	// shard 3/3: the index 3 is not less than the count 3: the 3 shards are numbered 0 to 2
+}

@@ -118,6 +118,12 @@ type Summary struct {
 	ListedAttachments bool
 	// DryRun says that the run was a dry run (Options.DryRun).
 	DryRun bool
+	// Shard is the part of the images and charts the run copied
+	// (Options.Shard); the zero value for the whole run.
+	Shard Shard
+	// Elsewhere counts the images and charts the run left to the other
+	// parts (Options.Shard): each is in the Summary of its part.
+	Elsewhere int
 }
 
 // Counts counts outcomes by status.

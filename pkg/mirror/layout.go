@@ -77,7 +77,7 @@ func (m *Mirror) Export(ctx context.Context, jobs []Job, dir string) (Summary, e
 		}
 		defer dest.close()
 	}
-	s := m.run(ctx, m.exportTasks(jobs, dest), nil)
+	s := m.run(ctx, m.batch(m.exportTasks(jobs, dest), nil), nil)
 	if m.opts.DryRun {
 		return s, nil
 	}
@@ -185,9 +185,11 @@ func (m *Mirror) importLayout(ctx context.Context, lr *layoutReader, ii *ociInde
 		tasks = append(tasks, t)
 	}
 	if m.opts.Attachments != AttachmentsNone {
+		// Of every image of the layout, before Options.Shard keeps a
+		// part: an orphan is noticed in the part of its repository.
 		notices = append(notices, orphans(ii, im.Manifests, tasks)...)
 	}
-	return m.run(ctx, tasks, nil, notices...), nil
+	return m.run(ctx, m.batch(tasks, notices), nil), nil
 }
 
 // orphans are notices for the attachments of a layout that no image of it

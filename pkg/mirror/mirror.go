@@ -99,6 +99,15 @@ type Options struct {
 	// SourceMirrorOnly never reads an image covered by SourceMirrors from
 	// its own registry: one its mirror lacks fails (*NotInMirrorError).
 	SourceMirrorOnly bool
+	// Shard, when its Count is more than 1, copies one part of the
+	// images and charts: those of its Index (see Shard), so that Count
+	// runs, one per Index, copy together what one run copies, each image
+	// once. It applies to every operation alike: Copy, Export and
+	// ExportArchive copy the part of their jobs, Import and ImportArchive
+	// push the part of what the layout or archive holds (checking the
+	// archive whole first). Summary.Elsewhere counts the rest. The zero
+	// value is the whole run.
+	Shard Shard
 	// Reporter receives progress; nil discards it.
 	Reporter Reporter
 	// UserAgent is sent to registries; empty means "rehost".
@@ -149,6 +158,9 @@ func New(o Options) (*Mirror, error) {
 	case AttachmentsAll, AttachmentsSignatures, AttachmentsNone:
 	default:
 		return nil, fmt.Errorf("attachments %q: want all, signatures or none", o.Attachments)
+	}
+	if err := o.Shard.check(); err != nil {
+		return nil, err
 	}
 	if o.Pin && o.DryRun && len(o.Platforms) > 0 {
 		return nil, errors.New("a dry run cannot pin narrowed indexes: their digest is known only once the index is fetched")
@@ -203,7 +215,7 @@ func (m *Mirror) Copy(ctx context.Context, jobs []Job) Summary {
 		}
 		tasks[i].target, tasks[i].via = registryTarget{m: m, ref: dst}, via
 	}
-	return m.run(ctx, tasks, nil)
+	return m.run(ctx, m.batch(tasks, nil), nil)
 }
 
 // task is a job with its origin and destination.
@@ -295,17 +307,49 @@ type holder interface {
 	hold(i int, r Result) bool
 }
 
+// batch is the tasks of a run and the notices found preparing them, of
+// this Mirror's part (Options.Shard).
+type batch struct {
+	tasks   []task
+	notices []notice
+	// elsewhere counts the tasks left to the other parts.
+	elsewhere int
+}
+
+// batch keeps the tasks and notices of Options.Shard, in their order.
+func (m *Mirror) batch(tasks []task, notices []notice) batch {
+	sh := m.opts.Shard
+	if sh.Whole() {
+		return batch{tasks: tasks, notices: notices}
+	}
+	var b batch
+	for _, t := range tasks {
+		if sh.Has(t.Job) {
+			b.tasks = append(b.tasks, t)
+		} else {
+			b.elsewhere++
+		}
+	}
+	for _, n := range notices {
+		if sh.Has(n.job) {
+			b.notices = append(b.notices, n)
+		}
+	}
+	return b
+}
+
 // run copies the tasks, Options.Jobs at a time, and sums up; h, when
 // given, holds results back (see holder).
-func (m *Mirror) run(ctx context.Context, tasks []task, h holder, notices ...notice) Summary {
-	s := m.runTasks(ctx, tasks, h, notices...)
+func (m *Mirror) run(ctx context.Context, b batch, h holder) Summary {
+	s := m.runTasks(ctx, b, h)
 	m.report(func(r Reporter) { r.End(s) })
 	return s
 }
 
 // runTasks is run without the end of the report (Reporter.End), for a
 // caller with more to do first.
-func (m *Mirror) runTasks(ctx context.Context, tasks []task, h holder, notices ...notice) Summary {
+func (m *Mirror) runTasks(ctx context.Context, b batch, h holder) Summary {
+	tasks, notices := b.tasks, b.notices
 	start := time.Now()
 	m.report(func(r Reporter) {
 		r.Begin(len(tasks))
@@ -339,7 +383,7 @@ func (m *Mirror) runTasks(ctx context.Context, tasks []task, h holder, notices .
 	}
 	close(next)
 	wg.Wait()
-	s := Summary{ListedAttachments: m.listsAttachments(), DryRun: m.opts.DryRun}
+	s := Summary{ListedAttachments: m.listsAttachments(), DryRun: m.opts.DryRun, Shard: m.opts.Shard, Elsewhere: b.elsewhere}
 	for _, r := range results {
 		s.add(r)
 	}

@@ -15,8 +15,8 @@ import (
 	"io"
 	"time"
 
-	"github.com/rehost/rehost/internal/bytesize"
 	"github.com/rehost/rehost/internal/bounded"
+	"github.com/rehost/rehost/internal/bytesize"
 	"github.com/rehost/rehost/pkg/mirror"
 )
 
@@ -144,8 +144,17 @@ func resultLine(r mirror.Result) string {
 }
 
 // SummaryLine is the last line of a run. Attachments and charts are
-// counted apart from images.
+// counted apart from images. A shard's run (--shard) says which, and how
+// many images and charts it left to the other shards.
 func SummaryLine(s mirror.Summary) string {
+	line := summaryLine(s)
+	if s.Shard.Whole() {
+		return line
+	}
+	return fmt.Sprintf("shard %s: %s; %d images and charts left to the other shards", s.Shard, line, s.Elsewhere)
+}
+
+func summaryLine(s mirror.Summary) string {
 	a, c := s.Attachments, s.Charts
 	if s.DryRun || s.Planned > 0 && s.Copied+s.Skipped == 0 {
 		line := fmt.Sprintf("dry run: %d images would be copied, %d failed", s.Planned, s.Failed+a.Failed)

@@ -130,6 +130,10 @@ func TestSummaryLinesGolden(t *testing.T) {
 		{Planned: 4, Failed: 1, DryRun: true, ListedAttachments: true, Attachments: mirror.Counts{Planned: 7, Failed: 2}},
 		{Planned: 2, DryRun: true, Charts: mirror.Counts{Planned: 1, Failed: 1}},
 		{Planned: 2}, // planned and nothing copied: a dry run
+		{Copied: 2, Skipped: 1, Bytes: 4096, Elapsed: time.Second, Shard: mirror.Shard{Index: 1, Count: 3}, Elsewhere: 5},
+		{Planned: 2, DryRun: true, Shard: mirror.Shard{Index: 0, Count: 3}, Elsewhere: 4},
+		{Shard: mirror.Shard{Index: 2, Count: 3}, Elsewhere: 1}, // nothing in this shard
+		{Copied: 1, Shard: mirror.Shard{Index: 0, Count: 1}},    // one shard: the whole run
 	} {
 		fmt.Fprintln(&b, SummaryLine(s))
 	}
