@@ -99,6 +99,20 @@ type Options struct {
 	// SourceMirrorOnly never reads an image covered by SourceMirrors from
 	// its own registry: one its mirror lacks fails (*NotInMirrorError).
 	SourceMirrorOnly bool
+	// Verify, when set, verifies each image's cosign signature with its
+	// keys before the image is copied, offline (no transparency log, no
+	// Fulcio): a signature of the image's digest (for an index, the
+	// index's own, as cosign sign signs it) in either of cosign's formats,
+	// a "sha256-<hex>.sig" tag or a sigstore bundle attached as an OCI 1.1
+	// referrer (the referrers API or its tag schema), found where the
+	// image is read (its source mirror included; in a layout or an
+	// archive, the attachments stored with it). An image no key verifies
+	// fails with an *UnverifiedError and nothing of it is copied, unless
+	// Verify.Warn. The image is then read by the digest verified.
+	// Result.Verification says what was found; Export and ExportArchive
+	// record the key that verified (AnnotationVerifiedKey). A dry run
+	// verifies nothing.
+	Verify *Verify
 	// Reporter receives progress; nil discards it.
 	Reporter Reporter
 	// UserAgent is sent to registries; empty means "rehost".
@@ -152,6 +166,9 @@ func New(o Options) (*Mirror, error) {
 	}
 	if o.Pin && o.DryRun && len(o.Platforms) > 0 {
 		return nil, errors.New("a dry run cannot pin narrowed indexes: their digest is known only once the index is fetched")
+	}
+	if o.Verify != nil && len(o.Verify.Keys) == 0 {
+		return nil, errNoKeys
 	}
 	push, err := newPushRoute(o.PushRegistry)
 	if err != nil {
@@ -219,7 +236,8 @@ type task struct {
 // item is one manifest to copy: an image, or an attachment (att set).
 type item struct {
 	Job
-	att *found
+	att      *found
+	verified string // the ID of the key that verified the image (Options.Verify)
 }
 
 // origin is where an image and its attachments are read from.
@@ -237,6 +255,8 @@ type origin interface {
 	// warn is a warning to give once (attachments could not be looked
 	// for, which is not an error).
 	attachments(ctx context.Context, rs *runState, h v1.Hash) (fs []found, warn string, err error)
+	// pinned is the origin reading the image by digest h.
+	pinned(h v1.Hash) origin
 }
 
 // target is where an image and its attachments are written.
@@ -413,7 +433,29 @@ func (m *Mirror) transfer(ctx context.Context, rs *runState, t task, res *Result
 	if m.opts.DryRun {
 		return m.plan(ctx, rs, t, res)
 	}
-	out, err := m.copyOne(ctx, item{Job: t.Job}, t.origin, t.target, true)
+	it := item{Job: t.Job}
+	if m.opts.Verify != nil && t.Chart == nil {
+		h, err := t.origin.digest(ctx)
+		if err != nil {
+			return err
+		}
+		v, err := m.verify(ctx, rs, t, h)
+		if err != nil {
+			return err
+		}
+		res.Verification = v
+		if v.Verdict != Verified {
+			if !m.opts.Verify.Warn {
+				return &UnverifiedError{Verification: v}
+			}
+			m.warn(t.Job, "copied unverified: "+v.reason())
+		} else {
+			it.verified = v.Key
+		}
+		// What is copied is what was verified, even if the tag moves.
+		t.origin = t.origin.pinned(h)
+	}
+	out, err := m.copyOne(ctx, it, t.origin, t.target, true)
 	if err != nil {
 		return err
 	}
@@ -724,6 +766,11 @@ func (o registryOrigin) digest(ctx context.Context) (v1.Hash, error) {
 		return v1.Hash{}, err
 	}
 	return d.Digest, nil
+}
+
+func (o registryOrigin) pinned(h v1.Hash) origin {
+	o.ref = o.ref.at(o.ref.tag, h.String())
+	return o
 }
 
 func (o registryOrigin) describe(ctx context.Context) (v1.Descriptor, error) {
