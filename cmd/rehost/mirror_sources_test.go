@@ -42,7 +42,7 @@ func TestMirrorSourceMirrorPlan(t *testing.T) {
 // errors naming the flag or the file's line; nothing is asked.
 func TestMirrorSourceMirrorBadInput(t *testing.T) {
 	dir := writeFiles(t, map[string]string{
-		"twice.yaml": "sourceMirrors:\n- {prefix: docker.io, mirror: a.corp}\n- {prefix: Index.Docker.IO, mirror: b.corp}\n",
+		"twice.yaml":  "sourceMirrors:\n- {prefix: docker.io, mirror: a.corp}\n- {prefix: Index.Docker.IO, mirror: b.corp}\n",
 		"scheme.yaml": "registry: sea.hub:5000\nsourceMirrors:\n- prefix: docker.io\n  mirror: https://a.corp\n",
 	})
 	for _, c := range []struct {
