@@ -201,6 +201,11 @@ func (e *UnverifiedError) Error() string {
 // maxSignatureSize bounds a signature payload or bundle read.
 const maxSignatureSize = 1 << 20
 
+// MaxSignatures bounds the signatures examined for one image: a source
+// that attaches more (a registry that wants rehost to read gigabytes)
+// has them count as not verifying, and a warning says so.
+const MaxSignatures = 64
+
 // Annotations of cosign's signatures and sigstore's bundles.
 const (
 	cosignSignatureAnnotation = "dev.cosignproject.cosign/signature"
@@ -221,6 +226,7 @@ func (m *Mirror) verify(ctx context.Context, rs *runState, t task, h v1.Hash) (*
 	if warn != "" {
 		m.warn(t.Job, warn)
 	}
+	read := 0 // signature manifests read
 	for _, f := range fs {
 		if f.kind != Signature {
 			continue
@@ -231,6 +237,10 @@ func (m *Mirror) verify(ctx context.Context, rs *runState, t task, h v1.Hash) (*
 				continue // a Notary signature: not cosign's
 			}
 			format = BundleSignature
+		}
+		if read++; read > MaxSignatures {
+			m.warn(t.Job, fmt.Sprintf("more than %d signatures of %s: the others are not read", MaxSignatures, h))
+			return v.settle(), nil
 		}
 		a, err := f.origin.get(ctx)
 		if err != nil {
@@ -250,6 +260,10 @@ func (m *Mirror) verify(ctx context.Context, rs *runState, t task, h v1.Hash) (*
 		for i, l := range layers {
 			if i >= len(mf.Layers) {
 				break
+			}
+			if v.Signatures >= MaxSignatures {
+				m.warn(t.Job, fmt.Sprintf("more than %d signatures of %s: the others are not read", MaxSignatures, h))
+				return v.settle(), nil
 			}
 			var sigs []signed
 			switch format {
@@ -291,10 +305,15 @@ func (m *Mirror) verify(ctx context.Context, rs *runState, t task, h v1.Hash) (*
 			}
 		}
 	}
+	return v.settle(), nil
+}
+
+// settle is v once every signature was examined and none verified.
+func (v *Verification) settle() *Verification {
 	if v.Verdict == Unsigned && v.Signatures > 0 {
 		v.Verdict = BadSignature
 	}
-	return v, nil
+	return v
 }
 
 // readSignatureBlob reads a signature layer, at most maxSignatureSize.

@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net/http"
@@ -245,9 +246,9 @@ type verifyFixture struct {
 	ec, ed, p384, o testKey
 }
 
-func newVerifyFixture(t *testing.T) *verifyFixture {
+func newVerifyFixture(t *testing.T, referrersAPI bool) *verifyFixture {
 	f := &verifyFixture{
-		src: newTestRegistry(t), dst: newTestRegistry(t),
+		src: newTestRegistry(t, registry.WithReferrersSupport(referrersAPI)), dst: newTestRegistry(t, registry.WithReferrersSupport(referrersAPI)),
 		ec: ecdsaKey(t, elliptic.P256(), crypto.SHA256), ed: ed25519Key(t),
 		p384: ecdsaKey(t, elliptic.P384(), crypto.SHA384), o: ecdsaKey(t, elliptic.P256(), crypto.SHA256),
 		digests: map[string]string{},
@@ -278,7 +279,13 @@ func newVerifyFixture(t *testing.T) *verifyFixture {
 }
 
 func TestVerifyCopy(t *testing.T) {
-	f := newVerifyFixture(t)
+	for _, api := range []bool{false, true} {
+		t.Run(fmt.Sprintf("referrersAPI=%v", api), func(t *testing.T) { testVerifyCopy(t, api) })
+	}
+}
+
+func testVerifyCopy(t *testing.T, api bool) {
+	f := newVerifyFixture(t, api)
 	ev := &events{}
 	s := newMirror(t, Options{Verify: &Verify{Keys: f.keys}, Reporter: ev}).Copy(context.Background(), f.jobs)
 	want := map[string]struct {
@@ -339,7 +346,7 @@ func TestVerifyCopy(t *testing.T) {
 }
 
 func TestVerifyWarn(t *testing.T) {
-	f := newVerifyFixture(t)
+	f := newVerifyFixture(t, false)
 	ev := &events{}
 	s := newMirror(t, Options{Verify: &Verify{Keys: f.keys[:1], Warn: true}, Reporter: ev}).Copy(context.Background(), f.jobs)
 	// With the ECDSA key only, bundle (Ed25519) and p384 are not verified.
@@ -360,7 +367,7 @@ func TestVerifyWarn(t *testing.T) {
 // TestVerifyPinsTheDigest: the image copied is the one verified, even
 // when its tag moves meanwhile.
 func TestVerifyPinsTheDigest(t *testing.T) {
-	f := newVerifyFixture(t)
+	f := newVerifyFixture(t, false)
 	// A source that moves the tag as soon as the signature is read.
 	var moved atomic.Bool
 	var src *testRegistry
@@ -386,7 +393,7 @@ func TestVerifyPinsTheDigest(t *testing.T) {
 // TestVerifyLayout: Export records the key that verified each image,
 // and Import verifies again from the signatures stored with it.
 func TestVerifyLayout(t *testing.T) {
-	f := newVerifyFixture(t)
+	f := newVerifyFixture(t, false)
 	dir := filepath.Join(t.TempDir(), "bundle")
 	s, err := newMirror(t, Options{Verify: &Verify{Keys: f.keys, Warn: true}}).Export(context.Background(), f.jobs, dir)
 	if err != nil || s.Err() != nil || s.Verified != 4 {
@@ -425,6 +432,69 @@ func TestVerifyLayout(t *testing.T) {
 	if err != nil || s.Verified != 1 || s.Copied != 1 {
 		// wrongkey is signed with the other key.
 		t.Fatalf("import with another key: %d verified, %d copied, %v", s.Verified, s.Copied, err)
+	}
+}
+
+// TestVerifySourceMirror: the signatures are looked for in the source
+// mirror the image is read from, never at its own registry.
+func TestVerifySourceMirror(t *testing.T) {
+	cm := newCorporateMirror(t)
+	k := ecdsaKey(t, elliptic.P256(), crypto.SHA256)
+	h := cm.reg.host
+	// quay.io/prometheus/prometheus is signed in the mirror; nginx's
+	// ".sig" there holds no cosign signature (no signature annotation).
+	signBundle(t, h+"/q/prometheus/prometheus", cm.quay, cm.quay, k)
+	dst := newTestRegistry(t)
+	tr := &loopbackOnly{}
+	jobs := []Job{
+		{Source: "quay.io/prometheus/prometheus:v2", Target: dst.host + "/prometheus/prometheus:v2"},
+		{Source: "docker.io/library/nginx:1.25", Target: dst.host + "/library/nginx:1.25"},
+	}
+	sm := sourceMirrors(t, "docker.io="+h+"/dockerhub", "quay.io="+h+"/q")
+	s := newMirror(t, Options{Transport: tr, SourceMirrors: sm, Verify: &Verify{Keys: []*VerifyKey{k.verifyKey(t, "k.pub")}}}).Copy(context.Background(), jobs)
+	if other := tr.asked(); len(other) != 0 {
+		t.Errorf("asked registries other than the mirror: %v", other)
+	}
+	r := s.Results
+	if s.Verified != 1 || r[0].Status != Copied || r[0].Verification.Verdict != Verified || r[0].From == "" {
+		t.Errorf("prometheus: %s, %+v, from %q", r[0].Status, r[0].Verification, r[0].From)
+	}
+	if r[1].Status != Failed || r[1].Verification.Verdict != Unsigned || head(t, jobs[1].Target) != "" {
+		t.Errorf("nginx: %s, %+v", r[1].Status, r[1].Verification)
+	}
+}
+
+// TestVerifyBounded: a signature tag of more layers than MaxSignatures
+// is read no further, with a warning.
+func TestVerifyBounded(t *testing.T) {
+	src, dst := newTestRegistry(t), newTestRegistry(t)
+	d := push(t, src.host+"/team/app:1", randomImage(t, 64, 1))
+	img := mutate.MediaType(empty.Image, types.OCIManifestSchema1)
+	for i := 0; i < MaxSignatures+10; i++ {
+		var err error
+		img, err = mutate.Append(img, mutate.Addendum{
+			Layer:       static.NewLayer([]byte(fmt.Sprint("payload ", i)), "application/vnd.dev.cosign.simplesigning.v1+json"),
+			Annotations: map[string]string{cosignSignatureAnnotation: "AAAA"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, _ := v1.NewHash(d)
+	push(t, src.host+"/team/app:"+tagPrefix(h)+".sig", img)
+	src.resetLog()
+	ev := &events{}
+	k := ed25519Key(t)
+	s := newMirror(t, Options{Reporter: ev, Verify: &Verify{Keys: []*VerifyKey{k.verifyKey(t, "k.pub")}}}).Copy(context.Background(), []Job{{Source: src.host + "/team/app:1", Target: dst.host + "/team/app:1"}})
+	v := s.Results[0].Verification
+	if v == nil || v.Verdict != BadSignature || v.Signatures != MaxSignatures || s.Failed != 1 {
+		t.Fatalf("%+v, %d failed", v, s.Failed)
+	}
+	if n := src.count(http.MethodGet, "/blobs/"); n > MaxSignatures {
+		t.Errorf("%d blobs read, want at most %d", n, MaxSignatures)
+	}
+	if len(ev.warnings) != 1 || !strings.Contains(ev.warnings[0], fmt.Sprintf("more than %d signatures", MaxSignatures)) {
+		t.Errorf("warnings %q", ev.warnings)
 	}
 }
 
