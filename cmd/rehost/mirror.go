@@ -150,7 +150,7 @@ reason, and the exit status is 1; --verify=warn copies it with a warning.
 The summary counts the images verified; --to-oci and --to-archive record
 the key that verified each one, and --from-oci/--from-archive with
 --verify-key verify again from the signatures carried. A dry run verifies
-nothing.
+too, except with --pin (HEAD requests only).
 
 Copies are faithful: multi-platform indexes are copied whole, so digests in
 "@sha256:" references stay valid (--platform narrows them, and then their

@@ -98,6 +98,11 @@ func TestMirrorVerifyUnsigned(t *testing.T) {
 	if code != 0 || !strings.Contains(errOut, "warning: "+src+"/team/app:1: copied unverified: unsigned: no cosign signature of sha256:") || !strings.Contains(errOut, "1 copied, 0 skipped, 0 failed") || !strings.Contains(errOut, "signatures: 0 verified, 1 not") {
 		t.Errorf("--verify=warn: exit %d:\n%s", code, errOut)
 	}
+	// A dry run verifies too: nothing would be copied.
+	out, errOut, code := rehost(t, src+"/team/app:1\n", append(args[:len(args):len(args)], "--dry-run")...)
+	if code != 1 || out != "" || !strings.Contains(errOut, "not copied: unsigned: no cosign signature of sha256:") || !strings.Contains(errOut, "dry run: 0 images and 0 attachments would be copied, 1 failed; signatures: 0 verified, 1 not") {
+		t.Errorf("--dry-run: exit %d, stdout %q:\n%s", code, out, errOut)
+	}
 	help, _, _ := rehost(t, "", "mirror", "--help")
 	for _, want := range []string{"--verify-key FILE", "--verify string", "Verifying signatures"} {
 		if !strings.Contains(help, want) {

@@ -111,7 +111,8 @@ type Options struct {
 	// Verify.Warn. The image is then read by the digest verified.
 	// Result.Verification says what was found; Export and ExportArchive
 	// record the key that verified (AnnotationVerifiedKey). A dry run
-	// verifies nothing.
+	// verifies too (reading the signatures), unless Pin keeps it to HEAD
+	// requests.
 	Verify *Verify
 	// Reporter receives progress; nil discards it.
 	Reporter Reporter
@@ -669,6 +670,22 @@ func (m *Mirror) plan(ctx context.Context, rs *runState, t task, res *Result) er
 			return err
 		}
 		res.Digest = h.String()
+	} else if m.opts.Verify != nil {
+		h, err := t.origin.digest(ctx)
+		if err != nil {
+			return err
+		}
+		v, err := m.verify(ctx, rs, t, h)
+		if err != nil {
+			return err
+		}
+		res.Verification = v
+		if v.Verdict != Verified {
+			if !m.opts.Verify.Warn {
+				return &UnverifiedError{Verification: v}
+			}
+			m.warn(t.Job, "would copy unverified: "+v.reason())
+		}
 	}
 	if !m.listsAttachments() {
 		return nil

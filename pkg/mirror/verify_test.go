@@ -503,3 +503,31 @@ func TestVerifyNoKeys(t *testing.T) {
 		t.Fatal("no error for Verify without keys")
 	}
 }
+
+// TestVerifyDryRun: a dry run verifies, and plans only what verifies;
+// with Pin it makes HEAD requests only and verifies nothing.
+func TestVerifyDryRun(t *testing.T) {
+	f := newVerifyFixture(t, false)
+	s := newMirror(t, Options{DryRun: true, Verify: &Verify{Keys: f.keys}}).Copy(context.Background(), f.jobs)
+	if s.Planned != 4 || s.Failed != 4 || s.Verified != 4 || s.Unverified != 4 {
+		t.Errorf("dry run: %d planned, %d failed, %d verified, %d unverified", s.Planned, s.Failed, s.Verified, s.Unverified)
+	}
+	for _, r := range s.Results {
+		if (r.Status == Planned) != (r.Verification != nil && r.Verification.Verdict == Verified) {
+			t.Errorf("%s: %s, %+v", r.Source, r.Status, r.Verification)
+		}
+	}
+	if len(f.dst.methods()) != 0 {
+		t.Errorf("the dry run asked the target: %v", f.dst.methods())
+	}
+	f.src.resetLog()
+	s = newMirror(t, Options{DryRun: true, Pin: true, Verify: &Verify{Keys: f.keys}}).Copy(context.Background(), f.jobs)
+	if s.Planned != len(f.jobs) || s.Verified+s.Unverified != 0 {
+		t.Errorf("dry run with pin: %d planned, %d verified", s.Planned, s.Verified)
+	}
+	for m := range f.src.methods() {
+		if m != http.MethodHead {
+			t.Errorf("dry run with pin: %s requests", m)
+		}
+	}
+}

@@ -159,6 +159,9 @@ func SummaryLine(s mirror.Summary) string {
 		if c.Total() > 0 {
 			line += fmt.Sprintf("; charts: %d would be pushed, %d failed", c.Planned, c.Failed)
 		}
+		if s.Verified+s.Unverified > 0 {
+			line += fmt.Sprintf("; signatures: %d verified, %d not", s.Verified, s.Unverified)
+		}
 		return line
 	}
 	line := fmt.Sprintf("%d copied, %d skipped, %d failed, %s in %s", s.Copied, s.Skipped, s.Failed, size64(s.Bytes), s.Elapsed.Round(100*time.Millisecond))
