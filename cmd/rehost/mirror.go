@@ -261,6 +261,9 @@ attachments apart. Standard output is empty, except:
 				return err
 			}
 			opts.SourceMirrorOnly = f.mirrorOnly
+			if to := f.to(); to != "" && opts.Verify != nil && opts.Attachments == mirror.AttachmentsNone {
+				fmt.Fprintf(s.err, "rehost: warning: --attachments none leaves the signatures behind: --from-oci/--from-archive --verify-key cannot verify what %s writes again\n", to)
+			}
 			m, err := mirror.New(opts)
 			if err != nil {
 				return err
