@@ -231,7 +231,16 @@ type task struct {
 	via    string // Result.Via
 	origin origin
 	target target
-	err    error // found before the copy started
+	err    error       // found before the copy started
+	listed *attachedTo // the attachments of the image, listed when verified
+}
+
+// attachmentsOf lists what is attached to h, once (t.listed).
+func (t task) attachmentsOf(ctx context.Context, rs *runState, h v1.Hash) ([]found, string, error) {
+	if t.listed != nil && t.listed.subject == h {
+		return t.listed.fs, "", nil
+	}
+	return t.origin.attachments(ctx, rs, h)
 }
 
 // item is one manifest to copy: an image, or an attachment (att set).
@@ -440,11 +449,14 @@ func (m *Mirror) transfer(ctx context.Context, rs *runState, t task, res *Result
 		if err != nil {
 			return err
 		}
-		v, err := m.verify(ctx, rs, t, h)
+		v, l, err := m.verify(ctx, rs, t, h)
 		if err != nil {
 			return err
 		}
-		res.Verification = v
+		res.Verification, t.listed = v, l
+		if l.warn != "" {
+			m.warn(t.Job, l.warn)
+		}
 		if v.Verdict != Verified {
 			if !m.opts.Verify.Warn {
 				return &UnverifiedError{Verification: v}
@@ -572,7 +584,7 @@ const maxDepth = 4
 // recorded in res.Attachments. The error is about finding them.
 func (m *Mirror) attachments(ctx context.Context, rs *runState, t task, subjects []v1.Hash, dropped *v1.Hash, out outcome, res *Result) error {
 	if dropped != nil {
-		fs, warn, err := t.origin.attachments(ctx, rs, *dropped)
+		fs, warn, err := t.attachmentsOf(ctx, rs, *dropped)
 		if err != nil {
 			return err
 		}
@@ -597,7 +609,7 @@ func (m *Mirror) attachments(ctx context.Context, rs *runState, t task, subjects
 	for depth := 0; len(level) > 0 && depth < maxDepth; depth++ {
 		var next []v1.Hash
 		for _, s := range level {
-			fs, warn, err := t.origin.attachments(ctx, rs, s)
+			fs, warn, err := t.attachmentsOf(ctx, rs, s)
 			if err != nil {
 				return err
 			}
@@ -675,11 +687,14 @@ func (m *Mirror) plan(ctx context.Context, rs *runState, t task, res *Result) er
 		if err != nil {
 			return err
 		}
-		v, err := m.verify(ctx, rs, t, h)
+		v, l, err := m.verify(ctx, rs, t, h)
 		if err != nil {
 			return err
 		}
-		res.Verification = v
+		res.Verification, t.listed = v, l
+		if l.warn != "" {
+			m.warn(t.Job, l.warn)
+		}
 		if v.Verdict != Verified {
 			if !m.opts.Verify.Warn {
 				return &UnverifiedError{Verification: v}

@@ -216,18 +216,34 @@ const (
 // the keys of Options.Verify: the signatures are those attached to h
 // where the image is read (its tags and referrers, or in a layout the
 // attachments stored with it).
-func (m *Mirror) verify(ctx context.Context, rs *runState, t task, h v1.Hash) (*Verification, error) {
-	ctx = uncounted(ctx)
+//
+// It returns what is attached to h as well, the signatures read kept in
+// memory (registry origins), so that the copy lists nothing again and
+// copies the signature manifests verified, even if a tag moves.
+func (m *Mirror) verify(ctx context.Context, rs *runState, t task, h v1.Hash) (*Verification, *attachedTo, error) {
 	v := &Verification{Verdict: Unsigned, Digest: h.String()}
-	fs, warn, err := t.origin.attachments(ctx, rs, h)
+	fs, warn, err := t.origin.attachments(uncounted(ctx), rs, h)
 	if err != nil {
-		return nil, fmt.Errorf("looking for the signatures of %s: %w", h, err)
+		return nil, nil, fmt.Errorf("looking for the signatures of %s: %w", h, err)
 	}
-	if warn != "" {
-		m.warn(t.Job, warn)
-	}
+	l := &attachedTo{subject: h, fs: fs, warn: warn}
+	v, err = m.verifyFound(ctx, t, h, v, fs)
+	return v, l, err
+}
+
+// attachedTo is what is attached to subject, listed once (see verify).
+type attachedTo struct {
+	subject v1.Hash
+	fs      []found
+	warn    string
+}
+
+// verifyFound verifies the signatures among fs (see verify), keeping
+// each registry signature read in fs.
+func (m *Mirror) verifyFound(ctx context.Context, t task, h v1.Hash, v *Verification, fs []found) (*Verification, error) {
 	read := 0 // signature manifests read
-	for _, f := range fs {
+	for i := range fs {
+		f := fs[i]
 		if f.kind != Signature {
 			continue
 		}
@@ -241,6 +257,16 @@ func (m *Mirror) verify(ctx context.Context, rs *runState, t task, h v1.Hash) (*
 		if read++; read > MaxSignatures {
 			m.warn(t.Job, fmt.Sprintf("more than %d signatures of %s: the others are not read", MaxSignatures, h))
 			return v.settle(), nil
+		}
+		if ro, ok := f.origin.(registryOrigin); ok && ro.pre == nil {
+			// Kept for the copy (with the task's context, which counts
+			// the bytes the copy reads through it).
+			rd, err := m.puller.Get(ctx, ro.ref.read())
+			if err != nil {
+				return nil, fmt.Errorf("reading the signature %s: %w", f.src, err)
+			}
+			ro.pre = rd
+			f.origin, fs[i].origin = ro, ro
 		}
 		a, err := f.origin.get(ctx)
 		if err != nil {
