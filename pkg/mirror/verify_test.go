@@ -581,3 +581,34 @@ func benchmarkVerify(b *testing.B, rtt time.Duration) {
 		})
 	}
 }
+
+// TestVerifyRequests: verifying an image signed in both formats costs two
+// requests more than copying it (a HEAD for its digest, the payload of
+// the .sig read to verify): the attachments are listed once and the
+// signature manifests read once, for the verification and the copy.
+func TestVerifyRequests(t *testing.T) {
+	k := ecdsaKey(t, elliptic.P256(), crypto.SHA256)
+	requests := map[bool]int{}
+	for _, verify := range []bool{false, true} {
+		src, dst := newTestRegistry(t), newTestRegistry(t)
+		repo := src.host + "/team/app"
+		d := push(t, repo+":1", randomImage(t, 1024, 2))
+		signTag(t, repo, d, d, k)
+		signBundle(t, repo, d, d, k)
+		src.resetLog()
+		o := Options{}
+		if verify {
+			o.Verify = &Verify{Keys: []*VerifyKey{k.verifyKey(t, "k.pub")}}
+		}
+		s := newMirror(t, o).Copy(context.Background(), []Job{{Source: repo + ":1", Target: dst.host + "/team/app:1"}})
+		if s.Copied != 1 || s.Attachments.Copied != 2 || (verify && s.Verified != 1) {
+			t.Fatalf("verify=%v: %d copied, %+v, %d verified: %v", verify, s.Copied, s.Attachments, s.Verified, s.Err())
+		}
+		for _, n := range src.methods() {
+			requests[verify] += n
+		}
+	}
+	if requests[true] > requests[false]+2 {
+		t.Errorf("%d requests to the source with verification, %d without: want at most 2 more", requests[true], requests[false])
+	}
+}
