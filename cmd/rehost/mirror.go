@@ -46,8 +46,10 @@ type mirrorFlags struct {
 	partSize        string // --part-size SIZE, as given
 	force           bool   // --force: replace an archive
 	sourceMirrors   []string
-	mirrorOnly      bool   // --source-mirror-only
-	shard           string // --shard K/N, as given
+	mirrorOnly      bool     // --source-mirror-only
+	shard           string   // --shard K/N, as given
+	verifyKeys      []string // --verify-key FILE
+	verify          string   // --verify: enforce or warn
 }
 
 func newMirrorCmd(s streams) *cobra.Command {
@@ -137,6 +139,20 @@ the source's name: targets, --pin lines, the annotations of --to-oci and
 --to-archive. --insecure-source, --ca-file and the Docker config's
 credentials apply to mirror hosts as to any source; a dry run shows where
 each image would be read from ("from MIRROR/...").
+
+Verifying signatures: --verify-key FILE (repeatable; cosign's PEM public
+keys, ECDSA, Ed25519 or RSA: any key may verify) copies only the images whose
+cosign signature a key verifies, checked before anything of the image is
+copied and against its digest (an index's own, as cosign sign signs it), in
+either of cosign's formats: the sha256-<hex>.sig tag, or a sigstore bundle
+attached as an OCI 1.1 referrer (cosign 3's default). Offline: no
+transparency log or Fulcio is asked. An image that is unsigned, badly signed
+or signed for another digest is not copied, is listed at the end with the
+reason, and the exit status is 1; --verify=warn copies it with a warning.
+The summary counts the images verified; --to-oci and --to-archive record
+the key that verified each one, and --from-oci/--from-archive with
+--verify-key verify again from the signatures carried. A dry run verifies
+too, except with --pin (HEAD requests only).
 
 Copies are faithful: multi-platform indexes are copied whole, so digests in
 "@sha256:" references stay valid (--platform narrows them, and then their
@@ -239,6 +255,10 @@ attachments apart. Standard output is empty, except:
   # Three machines, each copying a third of the images (0/3, 1/3, 2/3).
   rehost mirror --image-list imageList --registry sea.hub:5000 --shard 1/3
 
+  # Only what the release key signed, into the bundle; checked again there.
+  rehost mirror --to-archive bundle.tar --verify-key cosign.pub manifests/
+  rehost mirror --from-archive bundle.tar --registry sea.hub:5000 --verify-key cosign.pub
+
   # The digests to pin (HEAD requests only).
   rehost mirror --dry-run --pin manifests/ > pinned.tsv`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -261,6 +281,9 @@ attachments apart. Standard output is empty, except:
 				return err
 			}
 			opts.SourceMirrorOnly = f.mirrorOnly
+			if to := f.to(); to != "" && opts.Verify != nil && opts.Attachments == mirror.AttachmentsNone {
+				fmt.Fprintf(s.err, "rehost: warning: --attachments none leaves the signatures behind: --from-oci/--from-archive --verify-key cannot verify what %s writes again\n", to)
+			}
 			m, err := mirror.New(opts)
 			if err != nil {
 				return err
@@ -376,8 +399,16 @@ attachments apart. Standard output is empty, except:
 	fs.StringArrayVar(&f.sourceMirrors, "source-mirror", nil, "read the images under `PREFIX=MIRROR` from MIRROR, PREFIX replaced (docker.io=mirror.corp:5000/dockerhub; repeatable; longest prefix first, path components whole; overrides sourceMirrors of --config for the same prefix); an image the mirror lacks is read from its own registry, unless --source-mirror-only. Names stay the sources' everywhere")
 	fs.BoolVar(&f.mirrorOnly, "source-mirror-only", false, "never read an image a source mirror covers from its own registry: one its mirror lacks fails")
 	fs.StringVar(&f.shard, "shard", "", "copy only shard `K/N` of the images and charts (K from 0 to N-1): N runs, one per K, copy together what one run copies, each image once; an image's shard is fixed by its source repository, a chart's by its name (docs/mirror.md#scaling-out)")
+	fs.StringArrayVar(&f.verifyKeys, "verify-key", nil, "copy only the images whose cosign signature this PEM public key `FILE` verifies (cosign.pub: ECDSA, Ed25519 or RSA; repeatable: any key may verify), offline; with --from-oci and --from-archive, verified again from the signatures carried")
+	fs.StringVar(&f.verify, "verify", verifyEnforce, "with --verify-key: enforce (an image no key verifies is not copied, and the exit status is 1) or warn (copied, with a warning)")
 	return cmd
 }
+
+// The values of --verify.
+const (
+	verifyEnforce = "enforce"
+	verifyWarn    = "warn"
+)
 
 // mirrors are the source mirrors of the config file (config, the file's
 // name) and of --source-mirror, which replaces the file's mirror of the
@@ -473,6 +504,14 @@ func (f *mirrorFlags) validate(args []string) error {
 				return fmt.Errorf("%s applies to --to-archive only", c.flag)
 			}
 		}
+	}
+	switch f.verify {
+	case verifyEnforce, verifyWarn:
+	default:
+		return fmt.Errorf("--verify %s: want enforce or warn", f.verify)
+	}
+	if f.verify == verifyWarn && len(f.verifyKeys) == 0 {
+		return errors.New("--verify=warn: no --verify-key given")
 	}
 	if f.pushRegistry != "" {
 		if to := f.to(); to != "" {
@@ -575,6 +614,24 @@ func (f *mirrorFlags) options(mapper *rewrite.Mapper, s streams) (mirror.Options
 			host, _, _ = strings.Cut(f.pushRegistry, "/")
 		}
 		o.Insecure = append(o.Insecure, host)
+	}
+	if len(f.verifyKeys) > 0 {
+		o.Verify = &mirror.Verify{Warn: f.verify == verifyWarn}
+		for _, file := range f.verifyKeys {
+			b, err := os.ReadFile(file)
+			if err != nil {
+				return o, fmt.Errorf("--verify-key: %w", err)
+			}
+			k, err := mirror.ParseVerifyKey(file, b)
+			if err != nil {
+				var ke *mirror.KeyError
+				if errors.As(err, &ke) {
+					return o, fmt.Errorf("--verify-key %s: %s", mirror.Quote(file), ke.Reason)
+				}
+				return o, fmt.Errorf("--verify-key %s: %w", mirror.Quote(file), err)
+			}
+			o.Verify.Keys = append(o.Verify.Keys, k)
+		}
 	}
 	for _, p := range f.platforms {
 		pl, err := v1.ParsePlatform(p)

@@ -538,3 +538,5 @@ func (r *layoutReader) checkChart(d v1.Descriptor, c *Chart) error {
 	}
 	return nil
 }
+
+func (o chartOrigin) pinned(v1.Hash) origin { return o }

@@ -43,6 +43,16 @@
 // they are counted apart in Summary.Attachments, skipped when present, and
 // carried through OCI layouts by Export and Import.
 //
+// Options.Verify carries only what is signed: each image's cosign
+// signature is verified with public keys (ParseVerifyKey) before anything
+// of it is copied, offline, in both of cosign's formats (the
+// "sha256-<hex>.sig" tag, a sigstore bundle attached as an OCI 1.1
+// referrer); an image no key verifies fails with an *UnverifiedError
+// (Verification.Verdict: Unsigned, BadSignature, OtherDigest) unless
+// Verify.Warn. Summary.Verified counts those verified, Export records the
+// key (AnnotationVerifiedKey), and Import verifies again from the
+// signatures carried.
+//
 // Helm charts travel too: a [Chart] (NewChart, LoadChart: a packaged
 // chart read without Helm) is pushed as the OCI artifact `helm push` makes
 // (Helm's config and layer media types), minus the creation time, so that

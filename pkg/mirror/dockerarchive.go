@@ -187,3 +187,5 @@ func (o dockerOrigin) indexOf(context.Context, v1.Hash) (v1.ImageIndex, error) {
 func (o dockerOrigin) attachments(context.Context, *runState, v1.Hash) ([]found, string, error) {
 	return nil, "", nil
 }
+
+func (o dockerOrigin) pinned(v1.Hash) origin { return o }

@@ -7,9 +7,14 @@ replace github.com/rehost/rehost => ../..
 
 require (
 	github.com/google/go-containerregistry v0.22.1
+	github.com/in-toto/attestation v1.2.0
 	github.com/rehost/rehost v0.0.0-00010101000000-000000000000
+	github.com/secure-systems-lab/go-securesystemslib v0.11.0
+	github.com/sigstore/protobuf-specs v0.5.1
+	github.com/sigstore/sigstore v1.10.8
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/sync v0.22.0
+	google.golang.org/protobuf v1.36.11
 )
 
 require (
@@ -19,6 +24,10 @@ require (
 	github.com/opencontainers/go-digest v1.0.0 // indirect
 	github.com/opencontainers/image-spec v1.1.1 // indirect
 	github.com/sirupsen/logrus v1.9.4 // indirect
+	github.com/youmark/pkcs8 v0.0.0-20240726163527-a2c0da244d78 // indirect
+	golang.org/x/crypto v0.50.0 // indirect
 	golang.org/x/sys v0.47.0 // indirect
+	golang.org/x/term v0.42.0 // indirect
+	google.golang.org/genproto/googleapis/api v0.0.0-20250825161204-c5933d9347a5 // indirect
 	gotest.tools/v3 v3.5.2 // indirect
 )

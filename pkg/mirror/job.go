@@ -77,6 +77,9 @@ type Result struct {
 	Bytes int64 `json:"bytes"`
 	// Err is set when Status is Failed.
 	Err error `json:"-"`
+	// Verification is what the verification of the image's signatures
+	// found (Options.Verify); nil when not verified.
+	Verification *Verification `json:"verification,omitempty"`
 	// Attachments are the outcomes for the artifacts attached to the
 	// image (Options.Attachments), in the order they were found.
 	Attachments []Attachment `json:"attachments,omitempty"`
@@ -108,6 +111,10 @@ type Summary struct {
 	// Charts counts the Helm charts (jobs with a Chart) by status; they
 	// are not counted as images.
 	Charts Counts
+	// Verified counts the images whose signature a key verified
+	// (Options.Verify), Unverified those it did not: failed, or copied
+	// with a warning (Verify.Warn).
+	Verified, Unverified int
 	// Bytes is the sum of the results' bytes.
 	Bytes int64
 	// Elapsed is the run's wall-clock time.
@@ -156,6 +163,13 @@ func (s *Summary) add(r Result) {
 		s.Charts.add(r.Status)
 		s.Bytes += r.Bytes
 		return
+	}
+	if v := r.Verification; v != nil {
+		if v.Verdict == Verified {
+			s.Verified++
+		} else {
+			s.Unverified++
+		}
 	}
 	c := Counts{s.Copied, s.Skipped, s.Failed, s.Planned}
 	c.add(r.Status)

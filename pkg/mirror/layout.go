@@ -44,6 +44,12 @@ const (
 	AnnotationAttachment = "dev.rehost.attachment"
 	// AnnotationSubject is the digest an attachment is attached to.
 	AnnotationSubject = "dev.rehost.subject"
+	// AnnotationVerifiedKey is the ID of the key (VerifyKey.ID) that
+	// verified the image's signature when it was written
+	// (Options.Verify). The signatures are stored with the image (unless
+	// Options.Attachments leaves them out), so that Import and
+	// ImportArchive with Options.Verify verify them again.
+	AnnotationVerifiedKey = "dev.rehost.verified-key"
 )
 
 // Export writes the source image of each job into the OCI image layout at
@@ -268,6 +274,8 @@ type layoutOrigin struct {
 
 func (o layoutOrigin) digest(context.Context) (v1.Hash, error) { return o.desc.Digest, nil }
 
+func (o layoutOrigin) pinned(v1.Hash) origin { return o }
+
 func (o layoutOrigin) describe(context.Context) (v1.Descriptor, error) { return o.desc, nil }
 
 func (o layoutOrigin) indexOf(_ context.Context, h v1.Hash) (v1.ImageIndex, error) {
@@ -425,6 +433,10 @@ func (t *layoutTarget) current(_ context.Context, it item) (*v1.Descriptor, erro
 	if !ok {
 		return nil, nil
 	}
+	if it.verified != d.Annotations[AnnotationVerifiedKey] && it.att == nil {
+		// Written again to record the key that verifies it now.
+		return nil, nil
+	}
 	if c := it.Chart; c != nil {
 		// The same chart recorded as relocated for another mapping (or
 		// not relocated) is written again, to record what it is now.
@@ -513,6 +525,9 @@ func (t *layoutTarget) put(ctx context.Context, it item, a artifact) error {
 		// An image or a cosign tag: a tagged manifest.
 		desc.Annotations[AnnotationRefName] = j.Source
 		desc.Annotations[AnnotationContainerdName] = j.Source
+	}
+	if it.verified != "" {
+		desc.Annotations[AnnotationVerifiedKey] = it.verified
 	}
 	if it.att != nil {
 		desc.Annotations[AnnotationAttachment] = string(it.att.kind)

@@ -108,6 +108,21 @@ type Options struct {
 	// archive whole first). Summary.Elsewhere counts the rest. The zero
 	// value is the whole run.
 	Shard Shard
+	// Verify, when set, verifies each image's cosign signature with its
+	// keys before the image is copied, offline (no transparency log, no
+	// Fulcio): a signature of the image's digest (for an index, the
+	// index's own, as cosign sign signs it) in either of cosign's formats,
+	// a "sha256-<hex>.sig" tag or a sigstore bundle attached as an OCI 1.1
+	// referrer (the referrers API or its tag schema), found where the
+	// image is read (its source mirror included; in a layout or an
+	// archive, the attachments stored with it). An image no key verifies
+	// fails with an *UnverifiedError and nothing of it is copied, unless
+	// Verify.Warn. The image is then read by the digest verified.
+	// Result.Verification says what was found; Export and ExportArchive
+	// record the key that verified (AnnotationVerifiedKey). A dry run
+	// verifies too (reading the signatures), unless Pin keeps it to HEAD
+	// requests.
+	Verify *Verify
 	// Reporter receives progress; nil discards it.
 	Reporter Reporter
 	// UserAgent is sent to registries; empty means "rehost".
@@ -164,6 +179,9 @@ func New(o Options) (*Mirror, error) {
 	}
 	if o.Pin && o.DryRun && len(o.Platforms) > 0 {
 		return nil, errors.New("a dry run cannot pin narrowed indexes: their digest is known only once the index is fetched")
+	}
+	if o.Verify != nil && len(o.Verify.Keys) == 0 {
+		return nil, errNoKeys
 	}
 	push, err := newPushRoute(o.PushRegistry)
 	if err != nil {
@@ -225,13 +243,23 @@ type task struct {
 	via    string // Result.Via
 	origin origin
 	target target
-	err    error // found before the copy started
+	err    error       // found before the copy started
+	listed *attachedTo // the attachments of the image, listed when verified
+}
+
+// attachmentsOf lists what is attached to h, once (t.listed).
+func (t task) attachmentsOf(ctx context.Context, rs *runState, h v1.Hash) ([]found, string, error) {
+	if t.listed != nil && t.listed.subject == h {
+		return t.listed.fs, "", nil
+	}
+	return t.origin.attachments(ctx, rs, h)
 }
 
 // item is one manifest to copy: an image, or an attachment (att set).
 type item struct {
 	Job
-	att *found
+	att      *found
+	verified string // the ID of the key that verified the image (Options.Verify)
 }
 
 // origin is where an image and its attachments are read from.
@@ -249,6 +277,8 @@ type origin interface {
 	// warn is a warning to give once (attachments could not be looked
 	// for, which is not an error).
 	attachments(ctx context.Context, rs *runState, h v1.Hash) (fs []found, warn string, err error)
+	// pinned is the origin reading the image by digest h.
+	pinned(h v1.Hash) origin
 }
 
 // target is where an image and its attachments are written.
@@ -457,7 +487,32 @@ func (m *Mirror) transfer(ctx context.Context, rs *runState, t task, res *Result
 	if m.opts.DryRun {
 		return m.plan(ctx, rs, t, res)
 	}
-	out, err := m.copyOne(ctx, item{Job: t.Job}, t.origin, t.target, true)
+	it := item{Job: t.Job}
+	if m.opts.Verify != nil && t.Chart == nil {
+		h, err := t.origin.digest(ctx)
+		if err != nil {
+			return err
+		}
+		v, l, err := m.verify(ctx, rs, t, h)
+		if err != nil {
+			return err
+		}
+		res.Verification, t.listed = v, l
+		if l.warn != "" {
+			m.warn(t.Job, l.warn)
+		}
+		if v.Verdict != Verified {
+			if !m.opts.Verify.Warn {
+				return &UnverifiedError{Verification: v}
+			}
+			m.warn(t.Job, "copied unverified: "+v.reason())
+		} else {
+			it.verified = v.Key
+		}
+		// What is copied is what was verified, even if the tag moves.
+		t.origin = t.origin.pinned(h)
+	}
+	out, err := m.copyOne(ctx, it, t.origin, t.target, true)
 	if err != nil {
 		return err
 	}
@@ -573,7 +628,7 @@ const maxDepth = 4
 // recorded in res.Attachments. The error is about finding them.
 func (m *Mirror) attachments(ctx context.Context, rs *runState, t task, subjects []v1.Hash, dropped *v1.Hash, out outcome, res *Result) error {
 	if dropped != nil {
-		fs, warn, err := t.origin.attachments(ctx, rs, *dropped)
+		fs, warn, err := t.attachmentsOf(ctx, rs, *dropped)
 		if err != nil {
 			return err
 		}
@@ -598,7 +653,7 @@ func (m *Mirror) attachments(ctx context.Context, rs *runState, t task, subjects
 	for depth := 0; len(level) > 0 && depth < maxDepth; depth++ {
 		var next []v1.Hash
 		for _, s := range level {
-			fs, warn, err := t.origin.attachments(ctx, rs, s)
+			fs, warn, err := t.attachmentsOf(ctx, rs, s)
 			if err != nil {
 				return err
 			}
@@ -671,6 +726,25 @@ func (m *Mirror) plan(ctx context.Context, rs *runState, t task, res *Result) er
 			return err
 		}
 		res.Digest = h.String()
+	} else if m.opts.Verify != nil {
+		h, err := t.origin.digest(ctx)
+		if err != nil {
+			return err
+		}
+		v, l, err := m.verify(ctx, rs, t, h)
+		if err != nil {
+			return err
+		}
+		res.Verification, t.listed = v, l
+		if l.warn != "" {
+			m.warn(t.Job, l.warn)
+		}
+		if v.Verdict != Verified {
+			if !m.opts.Verify.Warn {
+				return &UnverifiedError{Verification: v}
+			}
+			m.warn(t.Job, "would copy unverified: "+v.reason())
+		}
 	}
 	if !m.listsAttachments() {
 		return nil
@@ -768,6 +842,11 @@ func (o registryOrigin) digest(ctx context.Context) (v1.Hash, error) {
 		return v1.Hash{}, err
 	}
 	return d.Digest, nil
+}
+
+func (o registryOrigin) pinned(h v1.Hash) origin {
+	o.ref = o.ref.at(o.ref.tag, h.String())
+	return o
 }
 
 func (o registryOrigin) describe(ctx context.Context) (v1.Descriptor, error) {

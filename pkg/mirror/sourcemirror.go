@@ -137,6 +137,13 @@ func (o *mirroredOrigin) digest(ctx context.Context) (v1.Hash, error) {
 	return h, err
 }
 
+// pinned reads the image by digest h, from where it was decided.
+func (o *mirroredOrigin) pinned(h v1.Hash) origin {
+	o.mirror = o.mirror.pinned(h).(registryOrigin)
+	o.source = o.source.pinned(h).(registryOrigin)
+	return o
+}
+
 func (o *mirroredOrigin) describe(ctx context.Context) (v1.Descriptor, error) {
 	var d v1.Descriptor
 	err := o.try(func(r registryOrigin) (err error) { d, err = r.describe(ctx); return err })

@@ -128,11 +128,15 @@ func resultLine(r mirror.Result) string {
 	if r.Chart != nil {
 		where = "chart " + where
 	}
+	signed := ""
+	if v := r.Verification; v != nil && v.Verdict == mirror.Verified {
+		signed = ", signed: " + bounded.Word(v.KeyName)
+	}
 	switch r.Status {
 	case mirror.Copied:
-		return fmt.Sprintf("copied  %s (%s, %s)", where, shortDigest(r.Digest), size64(r.Bytes))
+		return fmt.Sprintf("copied  %s (%s, %s%s)", where, shortDigest(r.Digest), size64(r.Bytes), signed)
 	case mirror.Skipped:
-		return fmt.Sprintf("skipped %s (present, %s)", where, shortDigest(r.Digest))
+		return fmt.Sprintf("skipped %s (present, %s%s)", where, shortDigest(r.Digest), signed)
 	case mirror.Planned:
 		if r.Digest != "" {
 			return fmt.Sprintf("would copy %s (%s)", where, r.Digest)
@@ -164,6 +168,9 @@ func summaryLine(s mirror.Summary) string {
 		if c.Total() > 0 {
 			line += fmt.Sprintf("; charts: %d would be pushed, %d failed", c.Planned, c.Failed)
 		}
+		if s.Verified+s.Unverified > 0 {
+			line += fmt.Sprintf("; signatures: %d verified, %d not", s.Verified, s.Unverified)
+		}
 		return line
 	}
 	line := fmt.Sprintf("%d copied, %d skipped, %d failed, %s in %s", s.Copied, s.Skipped, s.Failed, size64(s.Bytes), s.Elapsed.Round(100*time.Millisecond))
@@ -172,6 +179,9 @@ func summaryLine(s mirror.Summary) string {
 	}
 	if c.Total() > 0 {
 		line += fmt.Sprintf("; charts: %d pushed, %d skipped, %d failed", c.Copied, c.Skipped, c.Failed)
+	}
+	if s.Verified+s.Unverified > 0 {
+		line += fmt.Sprintf("; signatures: %d verified, %d not", s.Verified, s.Unverified)
 	}
 	return line
 }

@@ -183,3 +183,32 @@ func TestSourceMirrorLines(t *testing.T) {
 		}
 	}
 }
+
+// TestVerifyLines: a verified image names its key; one refused says why,
+// with the flags; the summary counts the signatures verified.
+func TestVerifyLines(t *testing.T) {
+	j := mirror.Job{Source: "ghcr.io/team/app:1.0", Target: "sea.hub:5000/team/app:1.0"}
+	ok := &mirror.Verification{Verdict: mirror.Verified, Digest: "sha256:00", Key: "sha256:ff", KeyName: "keys/cosign.pub", Format: mirror.BundleSignature, Signatures: 1}
+	no := &mirror.Verification{Verdict: mirror.OtherDigest, Digest: "sha256:00", Format: mirror.TagSignature, Signatures: 1, SignedDigest: "sha256:11"}
+	for _, c := range []struct {
+		r    mirror.Result
+		want string
+	}{
+		{mirror.Result{Job: j, Destination: j.Target, Status: mirror.Copied, Digest: "sha256:00", Verification: ok}, "copied  ghcr.io/team/app:1.0 -> sea.hub:5000/team/app:1.0 (sha256:00, 0 B, signed: keys/cosign.pub)"},
+		{mirror.Result{Job: j, Destination: j.Target, Status: mirror.Skipped, Digest: "sha256:00", Verification: ok}, "skipped ghcr.io/team/app:1.0 -> sea.hub:5000/team/app:1.0 (present, sha256:00, signed: keys/cosign.pub)"},
+		{mirror.Result{Job: j, Destination: j.Target, Status: mirror.Failed, Verification: no, Err: &mirror.UnverifiedError{Verification: no}},
+			"failed  ghcr.io/team/app:1.0 -> sea.hub:5000/team/app:1.0: not copied: signed for another digest: a signature attached to sha256:00 (sig tag) is of sha256:11 (--verify-key; --verify=warn copies it with a warning)"},
+	} {
+		if got := resultLine(c.r); got != c.want {
+			t.Errorf("resultLine:\n got %q\nwant %q", got, c.want)
+		}
+	}
+	s := mirror.Summary{Copied: 1, Failed: 1, Verified: 1, Unverified: 1}
+	if got, want := SummaryLine(s), "1 copied, 0 skipped, 1 failed, 0 B in 0s; signatures: 1 verified, 1 not"; got != want {
+		t.Errorf("summaryLine = %q, want %q", got, want)
+	}
+	s = mirror.Summary{Planned: 1, Failed: 1, Verified: 1, Unverified: 1, DryRun: true}
+	if got, want := SummaryLine(s), "dry run: 1 images would be copied, 1 failed; signatures: 1 verified, 1 not"; got != want {
+		t.Errorf("summaryLine = %q, want %q", got, want)
+	}
+}

@@ -29,6 +29,10 @@ func Error(err error) string {
 	if errors.As(err, &miss) {
 		msg = reword(msg, miss.Error(), fmt.Sprintf("not in the source mirror (%s: %v), and its own registry is not asked (--source-mirror-only)", miss.Mirror, miss.Err))
 	}
+	var unv *mirror.UnverifiedError
+	if errors.As(err, &unv) && !strings.Contains(msg, "--verify") {
+		msg += " (--verify-key; --verify=warn copies it with a warning)"
+	}
 	return msg
 }
 
