@@ -455,8 +455,8 @@ func (s *session) findFields(doc string) ([]field, error) {
 	}
 	var out []field
 	for _, f := range s.find(n) {
-		fd := field{path: f.Path, kind: f.Kind, namespace: f.Namespace, obj: f.Name, value: nodeValue(f), token: f.Value, at: f.At, registry: f.Registry}
-		if f.Registry && f.Add != nil && f.Node.Kind == yaml.MappingNode {
+		fd := field{path: f.Path, kind: f.Kind, namespace: f.Namespace, obj: f.Name, value: nodeValue(f), token: f.Value, at: f.At, registry: f.Type == manifest.TypeRegistry}
+		if f.Type == manifest.TypeRegistry && f.Add != nil && f.Node.Kind == yaml.MappingNode {
 			var m map[string]interface{}
 			if f.Node.Decode(&m) == nil {
 				fd.parent, fd.add = m, f.Add
@@ -497,7 +497,7 @@ func (s *session) masked(doc string) (*yaml.Node, []manifest.Field, error) {
 	for _, f := range fs {
 		if f.Node.Kind == yaml.ScalarNode {
 			f.Node.Value = ""
-			if f.Registry {
+			if f.Type == manifest.TypeRegistry {
 				// An operator's registry setting may be absent from
 				// the other rendering: sameNode skips it.
 				f.Node.Tag = registryTag

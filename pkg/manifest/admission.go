@@ -88,7 +88,7 @@ func admission(node *yaml.Node, fields []Field) ([]Field, []note) {
 
 // placeholderOf returns the entry of the table a field's value is, or nil.
 func placeholderOf(root *yaml.Node, f Field) *placeholder {
-	if f.Embedded || f.Registry || f.Ref != "" {
+	if f.Type == TypeEmbedded || f.Type == TypeRegistry || f.Ref != "" {
 		return nil
 	}
 	v := resolve(f.Node)
