@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/rehost/rehost/internal/bounded"
+	"github.com/rehost/rehost/internal/textpos"
 	"github.com/rehost/rehost/pkg/rewrite"
 	"go.yaml.in/yaml/v3"
 )
@@ -56,7 +57,7 @@ func locateAll(d document, ms []mapped, res *result) {
 		}
 		return ka.i < kb.i
 	})
-	lines := lineStarts(d.data)
+	lines := textpos.LineStarts(d.data)
 	parts := make([]part, len(keys))
 	for k, kk := range keys {
 		parts[k] = part{at: kk.at, text: ms[kk.i].field.Value}
@@ -101,10 +102,10 @@ func locateAll(d document, ms []mapped, res *result) {
 		g = h
 	}
 	sort.Slice(located, func(a, b int) bool { return located[a].off < located[b].off })
-	pos := positioner{data: d.data, lines: lines}
+	pos := textpos.NewPositioner(d.data, lines)
 	for _, l := range located {
 		loc := &ms[l.i].occ.Location
-		loc.Line, loc.Column = pos.position(l.off)
+		loc.Line, loc.Column = pos.Position(l.off)
 		loc.Line += d.line - 1
 	}
 }
