@@ -345,11 +345,13 @@ func TestParseErrorLines(t *testing.T) {
 		{"a: [image\n", "in.yaml:2: malformed YAML: did not find expected ',' or ']'"}, // found at the end
 	}
 	for _, tt := range tests {
-		rw, _ := New(rewrite.Config{})
-		_, err := rw.RewriteBytes([]byte(tt.in), "in.yaml")
-		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
-			t.Errorf("%q: err = %v, want prefix %q", tt.in, err, tt.want)
-		}
+		t.Run(tt.want, func(t *testing.T) {
+			rw, _ := New(rewrite.Config{})
+			_, err := rw.RewriteBytes([]byte(tt.in), "in.yaml")
+			if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+				t.Errorf("%q: err = %v, want prefix %q", tt.in, err, tt.want)
+			}
+		})
 	}
 }
 
