@@ -237,7 +237,7 @@ func itemResult(err error, sev framework.Severity, id *yaml.ResourceIdentifier, 
 	switch {
 	case errors.As(err, &ce):
 		// Names both sources and where they occur; this item holds the second.
-		r.Message = ce.Error()
+		r.Message = ce.Error() + " (pathStyle: nest in the function config)"
 		r.Field = &framework.Field{Path: ce.Second.Location.Field}
 	case errors.As(err, &me):
 		r.Message = me.Err.Error()
