@@ -16,7 +16,7 @@ type splitReferences struct {
 	composites map[groupKind][]composite
 }
 
-func (d splitReferences) detect(w *walker, o *object) {
+func (d splitReferences) detect(w *walker, o object) {
 	for _, c := range d.composites[o.gk] {
 		w.at(o.node, c.path, func(m *yaml.Node) { w.composite(o.node, m, c) })
 	}

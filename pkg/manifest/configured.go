@@ -12,7 +12,7 @@ type operatorFields struct {
 	paths map[groupKind][]rewrite.FieldPath
 }
 
-func (d operatorFields) detect(w *walker, o *object) {
+func (d operatorFields) detect(w *walker, o object) {
 	for _, p := range d.paths[o.gk] {
 		w.configured(o.node, p)
 	}

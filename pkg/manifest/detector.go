@@ -17,7 +17,7 @@ import "go.yaml.in/yaml/v3"
 // Adding a detector is a file holding its type and detect method, its test,
 // and one line in detectors.
 type detector interface {
-	detect(w *walker, o *object)
+	detect(w *walker, o object)
 }
 
 // object is the object a detector looks at.

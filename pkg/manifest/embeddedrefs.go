@@ -9,7 +9,7 @@ import "go.yaml.in/yaml/v3"
 // free text.
 type embeddedReferences struct{}
 
-func (embeddedReferences) detect(w *walker, o *object) {
+func (embeddedReferences) detect(w *walker, o object) {
 	if !w.embedded {
 		return
 	}

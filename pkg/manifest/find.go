@@ -527,7 +527,7 @@ func (w *walker) object(n *yaml.Node) {
 
 	_, builtin := podSpecPaths[kind]
 	w.cr = !builtin
-	o := &object{node: n, gk: groupKind{group, kind}, builtin: builtin}
+	o := object{node: n, gk: groupKind{group, kind}, builtin: builtin}
 	for _, d := range w.f.list {
 		d.detect(w, o)
 	}

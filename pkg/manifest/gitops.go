@@ -488,7 +488,7 @@ type chartSources struct {
 	entries map[groupKind][]chartEntry
 }
 
-func (d chartSources) detect(w *walker, o *object) {
+func (d chartSources) detect(w *walker, o object) {
 	if w.f.noCharts {
 		return
 	}

@@ -441,7 +441,7 @@ type guessState struct {
 // image or *Image that are image references (Field.Guessed).
 type guessedFields struct{}
 
-func (guessedFields) detect(w *walker, o *object) {
+func (guessedFields) detect(w *walker, o object) {
 	if w.guess && !o.builtin && !builtinGroup(o.gk.group) && !w.f.known(o.gk) {
 		w.guessObject(o.node)
 	}

@@ -12,7 +12,7 @@ type operatorNotes struct {
 	kinds map[groupKind][]operatorEntry
 }
 
-func (d operatorNotes) detect(w *walker, o *object) {
+func (d operatorNotes) detect(w *walker, o object) {
 	for i := range d.kinds[o.gk] {
 		if e := &d.kinds[o.gk][i]; !anySet(o.node, e.unless) {
 			w.notes = append(w.notes, note{Field: w.field(o.node), op: &e.OperatorKind})

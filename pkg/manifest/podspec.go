@@ -9,7 +9,7 @@ import "go.yaml.in/yaml/v3"
 // Knative, OpenKruise, ...) and the image volumes beside it.
 type podSpecs struct{}
 
-func (podSpecs) detect(w *walker, o *object) {
+func (podSpecs) detect(w *walker, o object) {
 	if !o.builtin {
 		w.search(o.node)
 		return

@@ -11,7 +11,7 @@ type registrySettings struct {
 	entries map[groupKind][]registryEntry
 }
 
-func (d registrySettings) detect(w *walker, o *object) {
+func (d registrySettings) detect(w *walker, o object) {
 	for _, r := range d.entries[o.gk] {
 		w.registry(o.node, r)
 	}
