@@ -224,7 +224,7 @@ func TestFlagsAndConfig(t *testing.T) {
 		t.Errorf("bad --path-style: %d %s", code, errOut)
 	}
 	out, errOut, code := rehost(t, "", "rewrite", filepath.Join(dir, "collide.yaml"))
-	if code == 0 || out != "" || !strings.Contains(errOut, "collision") || !strings.Contains(errOut, "collide.yaml:6") || !strings.Contains(errOut, "collide.yaml:13") {
+	if code == 0 || out != "" || !strings.Contains(errOut, "collision") || !strings.Contains(errOut, "collide.yaml:6") || !strings.Contains(errOut, "collide.yaml:13") || !strings.Contains(errOut, "rehost: hint: --path-style nest") {
 		t.Errorf("collision: %d %q %s", code, out, errOut)
 	}
 	out, _, code = rehost(t, "", "rewrite", "--path-style", "nest", filepath.Join(dir, "collide.yaml"))

@@ -145,33 +145,37 @@ func (f *mappingFlags) newRewriter(cmd *cobra.Command, s streams, opts ...manife
 	return rw, readImageLists(rw, f.imagesFrom, s.in)
 }
 
+// The report* functions word the run's findings (manifest.Summary, the
+// same facts pkg/app and pkg/krmfn report) on stderr.
+
 // reportEmbedded prints one line on stderr when embedded image references
 // were found and left out (not listed, or not rewritten), so that none is
 // missed silently.
-func reportEmbedded(s streams, rw *manifest.Rewriter, what, hint string) {
-	if msg := manifest.EmbeddedSummary(rw.EmbeddedLeftOut(), what, hint); msg != "" {
+func reportEmbedded(s streams, sum manifest.Summary, what, hint string) {
+	if msg := manifest.EmbeddedSummary(sum.EmbeddedLeftOut, what, hint); msg != "" {
 		fmt.Fprintf(s.err, "rehost: %s\n", msg)
 	}
 }
 
 // reportGuessed sums up the images found by key name in custom resources
-// in one warning, through the Rewriter's warning function (on stderr).
-func reportGuessed(rw *manifest.Rewriter) { rw.WarnGuessed() }
+// in one warning (Summary.Guessed).
+func reportGuessed(s streams, sum manifest.Summary) {
+	if sum.Guessed != nil {
+		fmt.Fprintf(s.err, "rehost: warning: %v\n", sum.Guessed)
+	}
+}
 
 // reportOperators warns about the operators that start images no manifest
-// names, unless an image list was read: one line per operator.
-func reportOperators(s streams, rw *manifest.Rewriter) {
-	if rw.ImageLists() > 0 {
-		return
-	}
-	for _, n := range rw.Operators() {
+// names (none when an image list was read): one line per operator.
+func reportOperators(s streams, sum manifest.Summary) {
+	for _, n := range sum.Operators {
 		fmt.Fprintf(s.err, "rehost: warning: %s\n", n.Message())
 	}
 }
 
 // reportSettings prints one line per registry setting rehost added.
-func reportSettings(s streams, rw *manifest.Rewriter) {
-	for _, st := range rw.Settings() {
+func reportSettings(s streams, sum manifest.Summary) {
+	for _, st := range sum.Settings {
 		if msg := st.Message(); msg != "" {
 			fmt.Fprintf(s.err, "rehost: %s\n", msg)
 		}
@@ -179,8 +183,8 @@ func reportSettings(s streams, rw *manifest.Rewriter) {
 }
 
 // reportCharts prints one line when GitOps chart sources were rewritten.
-func reportCharts(s streams, rw *manifest.Rewriter) {
-	if msg := manifest.ChartsSummary(rw.Charts(), rw.Mapper().ChartsRepository()); msg != "" {
+func reportCharts(s streams, rw *manifest.Rewriter, sum manifest.Summary) {
+	if msg := manifest.ChartsSummary(sum.Charts, rw.Mapper().ChartsRepository()); msg != "" {
 		fmt.Fprintf(s.err, "rehost: %s\n", msg)
 	}
 }

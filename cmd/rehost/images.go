@@ -115,12 +115,13 @@ PATH is as for "rehost rewrite".`,
 			if err := printImages(s.out, format, embeddedLast(rw.Images()), rw.Charts()); err != nil {
 				return err
 			}
+			sum := rw.Summary()
 			if format != "json" {
-				reportChartsFound(s, rw.Charts())
+				reportChartsFound(s, sum.Charts)
 			}
-			reportEmbedded(s, rw, "listed", "--embedded lists them")
-			reportGuessed(rw)
-			reportOperators(s, rw)
+			reportEmbedded(s, sum, "listed", "--embedded lists them")
+			reportGuessed(s, sum)
+			reportOperators(s, sum)
 			return nil
 		},
 	}

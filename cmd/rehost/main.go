@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+
+	"github.com/rehost/rehost/pkg/rewrite"
 )
 
 func main() {
@@ -39,7 +41,20 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return int(code)
 		}
 		fmt.Fprintf(stderr, "rehost: %v\n", err)
+		if hint := hintFor(err); hint != "" {
+			fmt.Fprintf(stderr, "rehost: hint: %s\n", hint)
+		}
 		return 1
 	}
 	return 0
+}
+
+// hintFor is the flag that answers a typed error of the library, whose
+// messages name no flag; "" when there is none.
+func hintFor(err error) string {
+	var ce *rewrite.CollisionError
+	if errors.As(err, &ce) {
+		return "--path-style nest (pathStyle: nest in --config) keeps each source registry apart; --exclude leaves one as written"
+	}
+	return ""
 }

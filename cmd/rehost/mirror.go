@@ -307,9 +307,10 @@ attachments apart. Standard output is empty, except:
 				if err := collectImages(rw, args, f.imageList, &hf, s); err != nil {
 					return err
 				}
-				reportEmbedded(s, rw, "copied", "rehost images --embedded lists them; copy them with --image-list")
-				reportGuessed(rw)
-				reportOperators(s, rw)
+				sum := rw.Summary()
+				reportEmbedded(s, sum, "copied", "rehost images --embedded lists them; copy them with --image-list")
+				reportGuessed(s, sum)
+				reportOperators(s, sum)
 				jobs = mirror.Jobs(rw.Images())
 				charts, err := chartJobs(cmd, f, &mf, &hf, rw, s)
 				if err != nil {

@@ -216,14 +216,15 @@ An existing local path is always a path. docs/charts.md.`,
 				return err
 			}
 			copied.report(s, outputDir)
-			reportSettings(s, rw)
-			reportCharts(s, rw)
-			reportGuessed(rw)
-			reportOperators(s, rw)
+			sum := rw.Summary()
+			reportSettings(s, sum)
+			reportCharts(s, rw, sum)
+			reportGuessed(s, sum)
+			reportOperators(s, sum)
 			if mf.loaded.RewriteEmbedded {
-				reportEmbedded(s, rw, "rewritten (see the warnings)", "they are left as written")
+				reportEmbedded(s, sum, "rewritten (see the warnings)", "they are left as written")
 			} else {
-				reportEmbedded(s, rw, "rewritten", "--rewrite-embedded rewrites them, rehost images --embedded lists them")
+				reportEmbedded(s, sum, "rewritten", "--rewrite-embedded rewrites them, rehost images --embedded lists them")
 			}
 			return nil
 		},

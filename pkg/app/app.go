@@ -143,12 +143,15 @@ func List(paths []string, opts Options) (*Listing, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	if rw.ImageLists() == 0 {
-		for _, n := range rw.Operators() {
-			warn(errors.New(n.Message()))
-		}
+	// The run's findings, the same rehost images reports.
+	sum := rw.Summary()
+	if sum.Guessed != nil {
+		warn(sum.Guessed)
 	}
-	if msg := manifest.EmbeddedSummary(rw.EmbeddedLeftOut(), "listed", "app.Options.ListEmbedded lists them"); msg != "" {
+	for _, n := range sum.Operators {
+		warn(errors.New(n.Message()))
+	}
+	if msg := manifest.EmbeddedSummary(sum.EmbeddedLeftOut, "listed", "app.Options.ListEmbedded lists them"); msg != "" {
 		warn(errors.New(msg))
 	}
 	out := &Listing{Images: []Image{}}

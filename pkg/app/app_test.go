@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rehost/rehost/pkg/manifest"
 	"github.com/rehost/rehost/pkg/rendered"
 	"github.com/rehost/rehost/pkg/rewrite"
 )
@@ -379,5 +380,38 @@ func TestChartArchiveIdentity(t *testing.T) {
 	m, err := readChart(write("ok.tgz", tgz(t, "ok", map[string]string{"Chart.yaml": chartYAML("ok", "nginx:1")})))
 	if err != nil || m.Name != "ok" {
 		t.Errorf("a normal chart: %+v, %v", m, err)
+	}
+}
+
+// TestListReportsFindings: List words the run's findings as rehost images
+// does (manifest.Summary): the images found by their key's name in an
+// unknown custom resource are listed and summed up in one warning, as are
+// the operators that start images no manifest names.
+func TestListReportsFindings(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"widget.yaml":       "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nspec: {image: quay.io/team/widget:1.0}\n",
+		"installation.yaml": "apiVersion: operator.tigera.io/v1\nkind: Installation\nmetadata: {name: default}\n",
+	})
+	var warns []error
+	l, err := List([]string{dir}, Options{Warn: func(err error) { warns = append(warns, err) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Images) != 1 || l.Images[0].Image != "quay.io/team/widget:1.0" {
+		t.Errorf("images %+v, want the Widget's", l.Images)
+	}
+	guessed, operators := 0, 0
+	for _, w := range warns {
+		var g *manifest.GuessedImages
+		switch {
+		case errors.As(w, &g):
+			guessed += g.Count
+		case strings.Contains(w.Error(), "Installation"):
+			operators++
+		}
+	}
+	if guessed != 1 || operators != 1 {
+		t.Errorf("%d guessed images and %d operator warnings, want 1 and 1: %v", guessed, operators, warns)
 	}
 }

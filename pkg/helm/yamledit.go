@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
+	"github.com/rehost/rehost/internal/textpos"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -21,7 +21,7 @@ func setYAML(data []byte, path []interface{}, value interface{}, comment string)
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, err
 	}
-	lines := lineStarts(data)
+	lines := textpos.LineStarts(data)
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		return insertAtEnd(data, path, value, comment)
 	}
@@ -77,51 +77,16 @@ func splice(data []byte, start, end int, s string) []byte {
 	return append(out, data[end:]...)
 }
 
-// lineStarts returns the byte offset of each line (index 0 is line 1).
-func lineStarts(data []byte) []int {
-	out := []int{0}
-	for i, b := range data {
-		if b == '\n' {
-			out = append(out, i+1)
-		}
-	}
-	return out
-}
-
-// offset converts a node's 1-based line and column (in characters) to a
-// byte offset.
-func offset(data []byte, lines []int, line, col int) (int, error) {
-	if line < 1 || line > len(lines) {
-		return 0, fmt.Errorf("line %d out of range", line)
-	}
-	at := lines[line-1]
-	for c := 1; c < col; c++ {
-		if at >= len(data) || data[at] == '\n' {
-			return 0, fmt.Errorf("column %d out of range on line %d", col, line)
-		}
-		_, size := utf8.DecodeRune(data[at:])
-		at += size
-	}
-	return at, nil
-}
-
-func lineEnd(data []byte, at int) int {
-	if i := bytes.IndexByte(data[at:], '\n'); i >= 0 {
-		return at + i
-	}
-	return len(data)
-}
-
 // scalarSpan returns the bytes of a one-line scalar, quotes included.
 func scalarSpan(data []byte, lines []int, n *yaml.Node) (int, int, error) {
 	if n.Anchor != "" || n.Style&yaml.TaggedStyle != 0 {
 		return 0, 0, fmt.Errorf("line %d: a tagged or anchored value is not edited", n.Line)
 	}
-	start, err := offset(data, lines, n.Line, n.Column)
+	start, err := textpos.Offset(data, lines, n.Line, n.Column)
 	if err != nil {
 		return 0, 0, err
 	}
-	eol := lineEnd(data, start)
+	eol := textpos.LineEnd(data, start)
 	end := -1
 	switch n.Style {
 	case yaml.DoubleQuotedStyle:
@@ -256,7 +221,7 @@ func insertInMapping(data []byte, lines []int, parentKey, m *yaml.Node, path []i
 	end := last.Line // the last line of the mapping's content
 	for j := last.Line + 1; j <= len(lines); j++ {
 		ls := lines[j-1]
-		line := string(data[ls:lineEnd(data, ls)])
+		line := string(data[ls:textpos.LineEnd(data, ls)])
 		trimmed := strings.TrimSpace(line)
 		if trimmed == "" || strings.HasPrefix(trimmed, "#") {
 			continue
@@ -273,7 +238,7 @@ func insertInMapping(data []byte, lines []int, parentKey, m *yaml.Node, path []i
 	if err != nil {
 		return nil, err
 	}
-	at := lineEnd(data, lines[end-1])
+	at := textpos.LineEnd(data, lines[end-1])
 	if at == len(data) {
 		return append(append(append([]byte(nil), data...), '\n'), strings.TrimSuffix(text, "\n")...), nil
 	}
@@ -293,11 +258,11 @@ func insertUnderNull(data []byte, lines []int, parentKey, n *yaml.Node, path []i
 	if err != nil {
 		return nil, err
 	}
-	ks, err := offset(data, lines, parentKey.Line, 1)
+	ks, err := textpos.Offset(data, lines, parentKey.Line, 1)
 	if err != nil {
 		return nil, err
 	}
-	at := lineEnd(data, ks)
+	at := textpos.LineEnd(data, ks)
 	if at == len(data) {
 		return append(append(append([]byte(nil), data...), '\n'), strings.TrimSuffix(text, "\n")...), nil
 	}
@@ -307,12 +272,12 @@ func insertUnderNull(data []byte, lines []int, parentKey, n *yaml.Node, path []i
 // replaceEmpty replaces an empty value token ("{}", "~", "null") after
 // parentKey with the keys as a block.
 func replaceEmpty(data []byte, lines []int, parentKey, n *yaml.Node, token string, path []interface{}, value interface{}, comment string) ([]byte, error) {
-	start, err := offset(data, lines, n.Line, n.Column)
+	start, err := textpos.Offset(data, lines, n.Line, n.Column)
 	if err != nil {
 		return nil, err
 	}
 	if token == "{}" {
-		eol := lineEnd(data, start)
+		eol := textpos.LineEnd(data, start)
 		i := bytes.IndexByte(data[start:eol], '}')
 		if i < 0 {
 			return nil, fmt.Errorf("line %d: an empty mapping spanning lines is not edited", n.Line)
@@ -332,7 +297,7 @@ func replaceEmpty(data []byte, lines []int, parentKey, n *yaml.Node, token strin
 	}
 	// "key: {}  # comment" becomes "key:  # comment" and the block.
 	end := start + len(token)
-	eol := lineEnd(data, end)
+	eol := textpos.LineEnd(data, end)
 	rest := strings.TrimRight(string(data[end:eol]), " \t\r")
 	head := strings.TrimRight(string(data[:start]), " ")
 	out := head + rest + "\n" + strings.TrimSuffix(text, "\n")
@@ -343,11 +308,11 @@ func replaceEmpty(data []byte, lines []int, parentKey, n *yaml.Node, token strin
 }
 
 func afterColon(data []byte, lines []int, key *yaml.Node) (int, error) {
-	start, err := offset(data, lines, key.Line, key.Column)
+	start, err := textpos.Offset(data, lines, key.Line, key.Column)
 	if err != nil {
 		return 0, err
 	}
-	eol := lineEnd(data, start)
+	eol := textpos.LineEnd(data, start)
 	i := bytes.IndexByte(data[start:eol], ':')
 	for i >= 0 && start+i+1 < eol && data[start+i+1] != ' ' && data[start+i+1] != '\t' {
 		j := bytes.IndexByte(data[start+i+1:eol], ':')
@@ -384,7 +349,7 @@ func commentKeyLine(data []byte, path []interface{}, comment string) []byte {
 		}
 		key, cur = kn, vn
 	}
-	lines := lineStarts(data)
+	lines := textpos.LineStarts(data)
 	if key == nil || key.Line < 1 || key.Line > len(lines) {
 		return data
 	}

@@ -36,6 +36,12 @@ func TestSetYAML(t *testing.T) {
 		{"comments only", "# nothing\n", []interface{}{"a"}, "v", "# nothing\n# moves x\na: v\n"},
 		{"value needing quotes", "a: x\n", []interface{}{"b"}, "true", "a: x\n# moves x\nb: \"true\"\n"},
 		{"CRLF kept on other lines", "a: x\r\nb: y\r\n", []interface{}{"a"}, "z", "a: z\r\nb: y\r\n"},
+		// Line ends yaml.v3 counts and internal/textpos shares with
+		// pkg/manifest: the value on a later line is found in place.
+		{"byte order mark", "\ufeffa: x\nb: y\n", []interface{}{"a"}, "z", "\ufeffa: z\nb: y\n"},
+		{"lone CR", "a: x\rb: y\r", []interface{}{"b"}, "z", "a: x\rb: z\r"},
+		{"NEL", "a: x\u0085b: y\n", []interface{}{"b"}, "z", "a: x\u0085b: z\n"},
+		{"LS", "a: x\u2028b: y\n", []interface{}{"b"}, "z", "a: x\u2028b: z\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

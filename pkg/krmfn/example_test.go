@@ -81,7 +81,7 @@ items:
 	err := framework.Execute(krmfn.Processor{}, rw)
 	os.Stdout.WriteString(err.Error() + "\n")
 	// Output:
-	// [error] v1/Pod/b spec.containers[0].image: image collision: docker.io/team/app (<input>:4: Pod a: spec.containers[0].image) and quay.io/team/app (<input>:5: Pod b: spec.containers[0].image) both map to sea.hub:5000/team/app; use path style nest (--path-style nest, pathStyle: nest) or exclude one of them
+	// [error] v1/Pod/b spec.containers[0].image: image collision: docker.io/team/app (<input>:4: Pod a: spec.containers[0].image) and quay.io/team/app (<input>:5: Pod b: spec.containers[0].image) both map to sea.hub:5000/team/app; use path style nest or exclude one of them (pathStyle: nest in the function config)
 }
 
 // In a kyaml pipeline of your own, Filter is the rehost step: the same

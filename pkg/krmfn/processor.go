@@ -110,23 +110,17 @@ func (Processor) Process(rl *framework.ResourceList) error {
 		rl.Results = kept
 		return errs
 	}
-	// The CLI's one-line summaries, as warnings.
-	warnings = warnings[:0]
-	rw.WarnGuessed()
-	for _, w := range warnings {
-		r := &framework.Result{Message: w.Error(), Severity: framework.Warning}
-		var g *manifest.GuessedImages
-		if errors.As(w, &g) { // on the resource of the first guessed image
-			r.ResourceRef, r.Field = locationRef(g.First), &framework.Field{Path: g.First.Field}
-		}
-		rl.Results = append(rl.Results, r)
+	// The run's findings (the same the CLI reports), as warnings.
+	sum := rw.Summary()
+	if g := sum.Guessed; g != nil { // on the resource of the first guessed image
+		rl.Results = append(rl.Results, &framework.Result{Message: g.Error(), Severity: framework.Warning, ResourceRef: locationRef(g.First), Field: &framework.Field{Path: g.First.Field}})
 	}
-	if left := rw.EmbeddedLeftOut(); len(left) > 0 {
+	if left := sum.EmbeddedLeftOut; len(left) > 0 {
 		// On the resource of the first reference left out.
 		msg := manifest.EmbeddedSummary(left, "rewritten", "rewriteEmbedded: true in the config rewrites them")
 		rl.Results = append(rl.Results, &framework.Result{Message: msg, Severity: framework.Warning, ResourceRef: locationRef(left[0].Occurrences[0]), Field: &framework.Field{Path: left[0].Occurrences[0].Field}})
 	}
-	for _, n := range rw.Operators() {
+	for _, n := range sum.Operators {
 		rl.Results = append(rl.Results, &framework.Result{Message: n.Message(), Severity: framework.Warning, ResourceRef: locationRef(n.Location)})
 	}
 
@@ -243,7 +237,7 @@ func itemResult(err error, sev framework.Severity, id *yaml.ResourceIdentifier, 
 	switch {
 	case errors.As(err, &ce):
 		// Names both sources and where they occur; this item holds the second.
-		r.Message = ce.Error()
+		r.Message = ce.Error() + " (pathStyle: nest in the function config)"
 		r.Field = &framework.Field{Path: ce.Second.Location.Field}
 	case errors.As(err, &me):
 		r.Message = me.Err.Error()

@@ -88,7 +88,7 @@ func admission(node *yaml.Node, fields []Field) ([]Field, []note) {
 
 // placeholderOf returns the entry of the table a field's value is, or nil.
 func placeholderOf(root *yaml.Node, f Field) *placeholder {
-	if f.Embedded || f.Registry || f.Ref != "" {
+	if f.Type == TypeEmbedded || f.Type == TypeRegistry || f.Ref != "" {
 		return nil
 	}
 	v := resolve(f.Node)
@@ -119,56 +119,6 @@ func placeholderOf(root *yaml.Node, f Field) *placeholder {
 		return nil
 	}
 	return p
-}
-
-// splitPath splits a field path, "spec.template.spec.containers[0].image",
-// into keys and "[i]" indexes.
-func splitPath(p string) []string {
-	var out []string
-	for _, part := range strings.Split(p, ".") {
-		for {
-			i := strings.IndexByte(part, '[')
-			if i < 0 {
-				break
-			}
-			if i > 0 {
-				out = append(out, part[:i])
-			}
-			j := strings.IndexByte(part[i:], ']')
-			if j < 0 {
-				break
-			}
-			out = append(out, part[i:i+j+1])
-			part = part[i+j+1:]
-		}
-		if part != "" {
-			out = append(out, part)
-		}
-	}
-	return out
-}
-
-// lookupSegs follows keys and "[i]" indexes from the object in root.
-func lookupSegs(root *yaml.Node, segs []string) *yaml.Node {
-	n := resolve(root)
-	if n != nil && n.Kind == yaml.DocumentNode && len(n.Content) == 1 {
-		n = resolve(n.Content[0])
-	}
-	for _, s := range segs {
-		if n == nil {
-			return nil
-		}
-		if strings.HasPrefix(s, "[") {
-			i, err := strconv.Atoi(strings.Trim(s, "[]"))
-			if err != nil || n.Kind != yaml.SequenceNode || i < 0 || i >= len(n.Content) {
-				return nil
-			}
-			n = resolve(n.Content[i])
-			continue
-		}
-		n = resolve(get(n, s))
-	}
-	return n
 }
 
 // istioInjectorImage returns the proxy image of an istio-sidecar-injector

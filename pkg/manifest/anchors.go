@@ -223,7 +223,7 @@ func planEdits(root *yaml.Node, ms []mapped) (edits []edit, warns, errs []error)
 		}
 		err := &Error{Location: ms[i].occ.Location, Err: errShared}
 		switch {
-		case ms[i].field.Embedded:
+		case ms[i].field.Type == TypeEmbedded:
 			warns = append(warns, &Error{Location: ms[i].occ.Location, Err: errors.New("embedded image reference left as written: " + errShared.Error())})
 		case ms[i].field.Guessed:
 			warns = append(warns, &Error{Location: ms[i].occ.Location, Err: errors.New("guessed image left as written: " + errShared.Error())})
@@ -283,7 +283,7 @@ func planEdits(root *yaml.Node, ms []mapped) (edits []edit, warns, errs []error)
 			if shared(a, i) || imagePaths[n] != nil {
 				continue
 			}
-			edits = append(edits, edit{node: a, value: value, alias: true, embedded: ms[i].field.Embedded})
+			edits = append(edits, edit{node: a, value: value, alias: true, embedded: ms[i].field.Type == TypeEmbedded})
 		}
 	}
 	return edits, warns, errs

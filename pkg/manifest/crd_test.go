@@ -78,30 +78,32 @@ func TestCRDNeverSearched(t *testing.T) {
 		{"json in a List", "{\"apiVersion\": \"v1\", \"kind\": \"List\", \"items\": [" + crdJSON + "]}\n"},
 		{"yaml in a List", list},
 	} {
-		in := tt.crd + "---\n" + widget
-		want := tt.crd + "---\n" + strings.Replace(widget, "image: nginx:1.25", "image: sea.hub:5000/library/nginx:1.25", 1)
-		for _, fullParse := range []bool{false, true} {
-			for _, cfg := range []rewrite.Config{{}, {RewriteEmbedded: true}} {
-				rw := mustNew(t, cfg)
-				rw.fullParse = fullParse
-				out, err := rw.RewriteBytes([]byte(in), "in.yaml")
-				if err != nil {
-					t.Fatalf("%s (fullParse=%v, %+v): %v", tt.name, fullParse, cfg, err)
-				}
-				if string(out) != want {
-					t.Errorf("%s (fullParse=%v, %+v): the CRD changed:\n%s", tt.name, fullParse, cfg, out)
-				}
-				checkOnlyWidget(t, tt.name, rw)
+		t.Run(tt.name, func(t *testing.T) {
+			in := tt.crd + "---\n" + widget
+			want := tt.crd + "---\n" + strings.Replace(widget, "image: nginx:1.25", "image: sea.hub:5000/library/nginx:1.25", 1)
+			for _, fullParse := range []bool{false, true} {
+				for _, cfg := range []rewrite.Config{{}, {RewriteEmbedded: true}} {
+					rw := mustNew(t, cfg)
+					rw.fullParse = fullParse
+					out, err := rw.RewriteBytes([]byte(in), "in.yaml")
+					if err != nil {
+						t.Fatalf("%s (fullParse=%v, %+v): %v", tt.name, fullParse, cfg, err)
+					}
+					if string(out) != want {
+						t.Errorf("%s (fullParse=%v, %+v): the CRD changed:\n%s", tt.name, fullParse, cfg, out)
+					}
+					checkOnlyWidget(t, tt.name, rw)
 
-				// Images mode lists the same, without writing.
-				rw = mustNew(t, cfg)
-				rw.fullParse = fullParse
-				if err := rw.Rewrite(nil, strings.NewReader(in), "in.yaml"); err != nil {
-					t.Fatal(err)
+					// Images mode lists the same, without writing.
+					rw = mustNew(t, cfg)
+					rw.fullParse = fullParse
+					if err := rw.Rewrite(nil, strings.NewReader(in), "in.yaml"); err != nil {
+						t.Fatal(err)
+					}
+					checkOnlyWidget(t, tt.name+" (images mode)", rw)
 				}
-				checkOnlyWidget(t, tt.name+" (images mode)", rw)
 			}
-		}
+		})
 	}
 
 	// The kio filter, on the JSON CRD and the YAML one.

@@ -250,7 +250,7 @@ func duplicateWarnings(root *yaml.Node, fields, emb, charts []Field, file string
 		}
 		loc := rewrite.Location{File: file, Line: line(dk.keys[1]), Kind: dk.field.Kind, Namespace: dk.field.Namespace, Name: dk.field.Name, Field: dk.path}
 		what := "holds image references: the images of every occurrence are listed and rewritten"
-		if dk.field.chart != nil {
+		if dk.field.Type == TypeChart {
 			what = "holds chart sources: every occurrence is listed and rewritten"
 		}
 		out = append(out, &Error{Location: loc, Err: fmt.Errorf("duplicate key %s (%s) %s, but a decoder keeps only one of them", bounded.Quote(dk.key), where, what)})

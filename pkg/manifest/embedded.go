@@ -41,7 +41,8 @@ import (
 //     or parameter name, the flag name (or, in args and command, the flag
 //     just before it: "--engine-image", "longhornio/longhorn-engine:v1.7.2")
 //     contains "image", "Image" or "IMAGE";
-//   - go-containerregistry parses it.
+//   - it parses as a reference (rewrite.ParseRef, the reference grammar of
+//     pkg/rewrite).
 //
 // So "replicate:3", "system:auth-delegator", "v1.2.3", "redis:6379" and
 // "foo=bar:baz" are not images, while CSI_ATTACHER_IMAGE=
@@ -339,8 +340,8 @@ func isCandidate(v string, ctx bool) bool {
 }
 
 // hasHost reports whether the first component of a reference names a
-// registry, as go-containerregistry decides: it holds a "." or a ":" or is
-// "localhost".
+// registry, as the reference grammar decides (the rule of Docker's
+// reference grammar): it holds a "." or a ":" or is "localhost".
 func hasHost(v string) bool {
 	first, _, ok := strings.Cut(v, "/")
 	return ok && (strings.ContainsAny(first, ".:") || first == "localhost")

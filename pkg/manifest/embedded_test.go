@@ -118,12 +118,14 @@ func TestIsCandidate(t *testing.T) {
 		{"", false, false},
 	}
 	for _, tt := range tests {
-		if got := isCandidate(tt.v, false); got != tt.plain {
-			t.Errorf("isCandidate(%q, false) = %v, want %v", tt.v, got, tt.plain)
-		}
-		if got := isCandidate(tt.v, true); got != tt.in {
-			t.Errorf("isCandidate(%q, true) = %v, want %v", tt.v, got, tt.in)
-		}
+		t.Run(tt.v, func(t *testing.T) {
+			if got := isCandidate(tt.v, false); got != tt.plain {
+				t.Errorf("isCandidate(%q, false) = %v, want %v", tt.v, got, tt.plain)
+			}
+			if got := isCandidate(tt.v, true); got != tt.in {
+				t.Errorf("isCandidate(%q, true) = %v, want %v", tt.v, got, tt.in)
+			}
+		})
 	}
 }
 

@@ -2,19 +2,44 @@ package manifest
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 
-	"github.com/rehost/rehost/internal/bounded"
 	"github.com/rehost/rehost/pkg/rewrite"
 	"go.yaml.in/yaml/v3"
 )
 
+// FieldType says what a Field holds; the other fields of Field that only
+// some types use say which.
+type FieldType uint8
+
+const (
+	// TypeImage is an image field: Value is the whole reference, the
+	// node's value (At 0), unless the field was met through a guess.
+	TypeImage FieldType = iota
+	// TypeSplit is a reference split across fields (CompositeField, or a
+	// guessed repository key): Value is its repository (or, with Rest, its
+	// registry) part, Ref the reference composed, Incomplete why it cannot
+	// be.
+	TypeSplit
+	// TypeRegistry is a registry setting (RegistryField): Value is a
+	// registry host with an optional path; Default, Add and Slash say
+	// whether and how rehost sets it.
+	TypeRegistry
+	// TypeEmbedded is a reference found inside a string value (container
+	// args and command, env values, ConfigMap data, annotations): Value
+	// and At give the token, Named whether its name says image.
+	TypeEmbedded
+	// TypeChart is the URL of a GitOps chart source (gitops.go).
+	TypeChart
+)
+
 // Field is an image reference found in an object: an image field, the
-// repository field of a composed reference, or a reference embedded in a
-// string value.
+// repository field of a composed reference, a registry setting, a
+// reference embedded in a string value, or a chart source (Type).
 type Field struct {
+	// Type says what the field holds.
+	Type FieldType
 	// Node is the field's value, aliases resolved. It is not necessarily a
 	// string: validating the value is the caller's job.
 	Node *yaml.Node
@@ -36,10 +61,6 @@ type Field struct {
 	// ref.tag or ref.digest); a rewrite then puts the target repository in
 	// place of Value. Empty when Value is the full reference.
 	Ref string
-	// Embedded marks a reference found inside a string value (container
-	// args and command, env values, ConfigMap data, annotations) rather
-	// than an image field.
-	Embedded bool
 	// Named marks an embedded reference whose name says image: the value
 	// of a container argument --*-image=VALUE (or of the argument after
 	// such a flag; also --prometheus-config-reloader), the whole value of
@@ -61,9 +82,6 @@ type Field struct {
 	// see guess.go), rather than by a known field. It is listed and
 	// rewritten like the others unless Config.NoGuessImages.
 	Guessed bool
-	// Registry marks a registry setting (RegistryField): Value is a
-	// registry host with an optional path, not an image reference.
-	Registry bool
 	// Default marks a registry setting that is absent, empty or names the
 	// operator's default ("UseDefault"), of an entry that adds it. When
 	// the field is absent, Node is the map to add it to and Add the keys
@@ -74,7 +92,7 @@ type Field struct {
 	// Slash says an added registry setting ends in "/".
 	Slash bool
 
-	// chart is set for the URL of a GitOps chart source (gitops.go).
+	// chart is the chart source of a TypeChart field (gitops.go).
 	chart *chartSpec
 
 	// pos is the node at the field's place in the document: Node itself,
@@ -85,7 +103,7 @@ type Field struct {
 // whole reports whether the field's reference is its node's whole value,
 // which a rewrite replaces in the node's style.
 func (f Field) whole() bool {
-	return !f.Embedded && f.Ref == "" && f.Add == nil && f.At == 0 && f.Value == f.Node.Value
+	return f.Type != TypeEmbedded && f.Ref == "" && f.Add == nil && f.At == 0 && f.Value == f.Node.Value
 }
 
 // place is the node at the field's place: Node, or the alias naming it.
@@ -103,24 +121,6 @@ func (f Field) ref() string {
 	}
 	return f.Value
 }
-
-// podSpecPaths is where the built-in workload kinds keep their PodSpec, for
-// any apiVersion.
-var podSpecPaths = map[string][]string{
-	"Pod":                   {"spec"},
-	"PodTemplate":           {"template", "spec"},
-	"ReplicationController": {"spec", "template", "spec"},
-	"ReplicaSet":            {"spec", "template", "spec"},
-	"Deployment":            {"spec", "template", "spec"},
-	"StatefulSet":           {"spec", "template", "spec"},
-	"DaemonSet":             {"spec", "template", "spec"},
-	"Job":                   {"spec", "template", "spec"},
-	"CronJob":               {"spec", "jobTemplate", "spec", "template", "spec"},
-}
-
-// containerListKeys are the PodSpec keys that hold container lists; the same
-// keys identify container lists in custom resources.
-var containerListKeys = []string{"containers", "initContainers", "ephemeralContainers"}
 
 const crdKind = "CustomResourceDefinition"
 
@@ -162,9 +162,10 @@ type Finder struct {
 	keys []string
 	// schemes are the URL schemes of composite fields.
 	schemes []string
+	// list is the detectors (detector.go), built from the tables above.
+	list []detector
 }
 
-// composite is a parsed CompositeField.
 type composite struct {
 	CompositeField
 	path                      rewrite.FieldPath
@@ -172,13 +173,11 @@ type composite struct {
 	digest, tag, objectTag    []rewrite.FieldPath
 }
 
-// registryEntry is a parsed RegistryField.
 type registryEntry struct {
 	RegistryField
 	path rewrite.FieldPath
 }
 
-// operatorEntry is a parsed OperatorKind.
 type operatorEntry struct {
 	OperatorKind
 	unless []rewrite.FieldPath
@@ -193,6 +192,7 @@ func NewFinder(extra []rewrite.ImageField) (*Finder, error) {
 	}
 	f := &Finder{extra: b.extra, composites: b.composites, registries: b.registries, operators: b.operators, charts: b.charts, kindWords: b.kindWords, keys: b.keys, schemes: b.schemes}
 	if len(extra) == 0 {
+		f.list = b.list
 		return f, nil // the built-in tables are never modified: share them
 	}
 	f.extra = cloneTable(b.extra)
@@ -204,6 +204,7 @@ func NewFinder(extra []rewrite.ImageField) (*Finder, error) {
 		return nil, err
 	}
 	f.schemes = f.schemeList()
+	f.list = f.detectors()
 	return f, nil
 }
 
@@ -255,6 +256,7 @@ var builtin = sync.OnceValues(func() (*Finder, error) {
 		}
 	}
 	f.schemes = f.schemeList()
+	f.list = f.detectors()
 	return f, nil
 })
 
@@ -364,49 +366,6 @@ func (f *Finder) addFields(fields []rewrite.ImageField) error {
 	return nil
 }
 
-func parseComposite(c CompositeField) (composite, error) {
-	out := composite{CompositeField: c}
-	var err error
-	if out.path, err = rewrite.ParseFieldPath(c.Path); err != nil {
-		return out, err
-	}
-	if out.repo, err = rewrite.ParseFieldPath(c.Repository); err != nil {
-		return out, err
-	}
-	if c.Registry != "" {
-		if out.registry, err = rewrite.ParseFieldPath(c.Registry); err != nil {
-			return out, err
-		}
-	}
-	if c.Algorithm != "" {
-		if out.algorithm, err = rewrite.ParseFieldPath(c.Algorithm); err != nil {
-			return out, err
-		}
-	}
-	for _, d := range c.Digest {
-		p, err := rewrite.ParseFieldPath(d)
-		if err != nil {
-			return out, err
-		}
-		out.digest = append(out.digest, p)
-	}
-	for _, t := range c.Tag {
-		p, err := rewrite.ParseFieldPath(t)
-		if err != nil {
-			return out, err
-		}
-		out.tag = append(out.tag, p)
-	}
-	for _, t := range c.ObjectTag {
-		p, err := rewrite.ParseFieldPath(t)
-		if err != nil {
-			return out, err
-		}
-		out.objectTag = append(out.objectTag, p)
-	}
-	return out, nil
-}
-
 // Find returns the image fields of the object in node (a document or a
 // mapping), in document order of discovery, the guessed ones (Guessed set)
 // after the others. Objects without a kind, and CustomResourceDefinitions,
@@ -450,38 +409,34 @@ type note struct {
 	op *OperatorKind
 }
 
-// findAll finds the references of a document: image fields, with guess
-// also those of custom resources found by key name (guess.go), and with
-// embedded the embedded references.
+// findAll finds the references of a document: the walker hands each object
+// to the detectors (with guess, guessedFields takes part; with embedded,
+// embeddedReferences), then the document's admission placeholders are
+// held back (admission).
 func (f *Finder) findAll(node *yaml.Node, embedded, guess bool) found {
 	if node.Kind == yaml.DocumentNode && len(node.Content) == 1 {
 		node = node.Content[0]
 	}
-	w := walker{f: f, embedded: embedded, guess: guess, guessLeft: maxGuessNodes, mergeWalks: map[*yaml.Node]int{}}
+	w := walker{f: f, embedded: embedded, guess: guess, guessing: guessState{left: maxGuessNodes, mergeWalks: map[*yaml.Node]int{}}}
 	w.object(node)
 	// Guessed fields go after the others: where a node is both, dedup
 	// keeps the known field.
-	fields := make([]Field, 0, len(w.out)+len(w.guessed))
-	fields = append(append(fields, w.out...), w.guessed...)
-	charts := dedup(w.charts)
+	fields := make([]Field, 0, len(w.out)+len(w.guessing.fields))
+	fields = append(append(fields, w.out...), w.guessing.fields...)
+	charts := dedup(w.chart.sources)
 	fields, held := admission(node, dedup(withoutChartURLs(fields, charts)))
-	return found{fields: fields, emb: dedup(w.emb), notes: append(w.notes, held...), skipped: w.skipped, charts: charts, chartSkips: w.chartSkips}
+	return found{fields: fields, emb: dedup(w.emb), notes: append(w.notes, held...), skipped: w.guessing.skipped, charts: charts, chartSkips: w.chart.skips}
 }
 
 type walker struct {
 	f        *Finder
 	embedded bool
 	// guess: find images by key name in custom resources of unknown
-	// kinds, into guessed; values not taken go to skipped.
-	guess     bool
-	guessed   []Field
-	skipped   []guessSkip
-	seenGuess map[*yaml.Node]bool
-	guessLeft int // nodes the guess walk may still visit in this document
-	// mergeWalks counts the places each merged map was taken in at.
-	mergeWalks map[*yaml.Node]int
-	path       []string // segments: keys, and "[i]" for list items
-	obj        Field    // Kind, Namespace, Name of the current object
+	// kinds (guessedFields), remembering guessing.
+	guess    bool
+	guessing guessState
+	path     []string // segments: keys, and "[i]" for list items
+	obj      Field    // Kind, Namespace, Name of the current object
 	// placeholder says which image values of the current custom resource
 	// are placeholders, not images (see placeholders).
 	placeholder func(string) bool
@@ -492,9 +447,8 @@ type walker struct {
 	notes    []note
 	seen     map[*yaml.Node]bool // alias targets already searched
 	seenMeta map[*yaml.Node]bool // alias targets already searched by pairs
-	// charts and chartSkips are the GitOps chart sources (gitops.go).
-	charts     []Field
-	chartSkips []chartSkip
+	// chart is what chartSources found.
+	chart chartState
 }
 
 func (w *walker) push(seg ...string) { w.path = append(w.path, seg...) }
@@ -521,21 +475,13 @@ func (w *walker) add(n *yaml.Node, extra ...string) {
 	w.out = append(w.out, w.field(n, extra...))
 }
 
-// addImage adds an image field; in a custom resource (cr), patterns and
-// placeholders are not images.
-func (w *walker) addImage(n *yaml.Node, cr bool, extra ...string) {
-	if v := resolve(n); cr && isString(v) {
-		if isPattern(v.Value) || w.placeholder != nil && w.placeholder(v.Value) {
-			return
-		}
-	}
-	w.add(n, extra...)
-}
-
-// object adds the references of the object in n. A mapping with duplicate
-// keys is walked through every value of each key (see eachValue); one in
-// which apiVersion or kind comes again holds objects run together without
-// "---" (files joined with cat), and each is walked as an object of its own.
+// object hands the object in n to every detector of the Finder's list
+// (detector.go), with the admission placeholders of its kind set
+// (admission.go); the items of a List are objects of their own. A mapping
+// with duplicate keys is walked through every value of each key (see
+// eachValue); one in which apiVersion or kind comes again holds objects run
+// together without "---" (files joined with cat), and each is walked as an
+// object of its own.
 func (w *walker) object(n *yaml.Node) {
 	n = resolve(n)
 	if n.Kind != yaml.MappingNode {
@@ -579,43 +525,11 @@ func (w *walker) object(n *yaml.Node) {
 	}
 	w.placeholder = placeholders(group, kind)
 
-	gk := groupKind{group, kind}
-	p, builtin := podSpecPaths[kind]
+	_, builtin := podSpecPaths[kind]
 	w.cr = !builtin
-	if builtin {
-		w.push(p...)
-		eachAt(n, p, func(spec *yaml.Node) { w.podSpec(spec, false) })
-		w.pop(len(p))
-	} else {
-		w.search(n)
-		if w.guess && !builtinGroup(group) && !w.f.known(gk) {
-			w.guessObject(n)
-		}
-	}
-	for _, p := range w.f.extra[gk] {
-		w.configured(n, p)
-	}
-	for _, c := range w.f.composites[gk] {
-		w.at(n, c.path, func(m *yaml.Node) { w.composite(n, m, c) })
-	}
-	for _, r := range w.f.registries[gk] {
-		w.registry(n, r)
-	}
-	if !w.f.noCharts {
-		for _, c := range w.f.charts[gk] {
-			w.at(n, c.path, func(m *yaml.Node) { w.chartSource(m, c) })
-		}
-	}
-	for i := range w.f.operators[gk] {
-		if o := &w.f.operators[gk][i]; !anySet(n, o.unless) {
-			w.notes = append(w.notes, note{Field: w.field(n), op: &o.OperatorKind})
-		}
-	}
-	if w.embedded {
-		if kind == "ConfigMap" && group == "" {
-			w.configMap(n)
-		}
-		w.pairs(n, false)
+	o := object{node: n, gk: groupKind{group, kind}, builtin: builtin}
+	for _, d := range w.f.list {
+		d.detect(w, o)
 	}
 }
 
@@ -683,107 +597,6 @@ func runTogether(m *yaml.Node) []*yaml.Node {
 	return out
 }
 
-// podSpec adds the images of a PodSpec (or of a map holding a container list
-// in a custom resource: cr).
-func (w *walker) podSpec(spec *yaml.Node, cr bool) {
-	if spec.Kind != yaml.MappingNode {
-		return
-	}
-	for _, key := range containerListKeys {
-		eachValue(spec, key, func(l *yaml.Node) {
-			list := resolve(l)
-			if list == nil || list.Kind != yaml.SequenceNode {
-				return
-			}
-			for i, c := range list.Content {
-				eachValue(resolve(c), "image", func(img *yaml.Node) {
-					w.addImage(img, cr, key, index(i), "image")
-				})
-				if w.embedded {
-					w.push(key, index(i))
-					w.container(resolve(c))
-					w.pop(2)
-				}
-			}
-		})
-	}
-	eachValue(spec, "volumes", func(v *yaml.Node) {
-		vols := resolve(v)
-		if vols == nil || vols.Kind != yaml.SequenceNode {
-			return
-		}
-		for i, v := range vols.Content {
-			eachAt(resolve(v), []string{"image"}, func(img *yaml.Node) {
-				eachValue(img, "reference", func(ref *yaml.Node) {
-					w.add(ref, "volumes", index(i), "image", "reference")
-				})
-			})
-		}
-	})
-}
-
-// search walks a custom resource for container lists.
-func (w *walker) search(n *yaml.Node) {
-	n, ok := followOnce(n, &w.seen)
-	if !ok {
-		return
-	}
-	switch n.Kind {
-	case yaml.MappingNode:
-		holdsContainers := false
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if k := n.Content[i].Value; isContainerListKey(k) && isContainerList(n.Content[i+1]) {
-				holdsContainers = true
-			}
-		}
-		if holdsContainers {
-			w.podSpec(n, true)
-		}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i].Value, n.Content[i+1]
-			if holdsContainers && (isContainerListKey(k) || k == "volumes") {
-				continue
-			}
-			w.push(k)
-			w.search(v)
-			w.pop(1)
-		}
-	case yaml.SequenceNode:
-		for i, it := range n.Content {
-			w.push(index(i))
-			w.search(it)
-			w.pop(1)
-		}
-	}
-}
-
-// configured adds the values at an extra field path. The map holding an
-// image field is a container: its args, command and env are scanned for
-// embedded references.
-func (w *walker) configured(n *yaml.Node, p rewrite.FieldPath) {
-	leaf := p[len(p)-1]
-	w.at(n, p[:len(p)-1], func(m *yaml.Node) {
-		container := false
-		eachValue(m, leaf.Key, func(v *yaml.Node) {
-			if !leaf.Each {
-				w.addImage(v, w.cr, leaf.Key)
-				container = w.embedded && leaf.Key == "image"
-				return
-			}
-			list := resolve(v)
-			if list.Kind != yaml.SequenceNode {
-				return
-			}
-			for i, it := range list.Content {
-				w.addImage(it, w.cr, leaf.Key, index(i))
-			}
-		})
-		if container {
-			w.container(m)
-		}
-	})
-}
-
 // at calls fn with each map at path p below n, with w.path set to it.
 func (w *walker) at(n *yaml.Node, p rewrite.FieldPath, fn func(m *yaml.Node)) {
 	n = resolve(n)
@@ -813,374 +626,6 @@ func (w *walker) at(n *yaml.Node, p rewrite.FieldPath, fn func(m *yaml.Node)) {
 	})
 }
 
-// composite adds the composed reference of c in map m of the object obj.
-func (w *walker) composite(obj, m *yaml.Node, c composite) {
-	if c.Unless != "" && scalar(get(m, c.Unless)) != "" {
-		return
-	}
-	raw := lookupRaw(m, c.repo)
-	if isEmpty(resolve(raw)) {
-		return // the kind's default
-	}
-	f := w.field(raw, pathSegments(c.repo)...)
-	if !isString(f.Node) {
-		w.out = append(w.out, f) // an error: not a string
-		return
-	}
-	if !strings.HasPrefix(f.Node.Value, c.Scheme) {
-		return // not an image (a Git or HTTP source, say)
-	}
-	f.At = len(c.Scheme)
-	f.Value = f.Node.Value[f.At:]
-	id, why := compositeID(obj, m, c)
-	if c.registry != nil {
-		// registry/repository: the registry part is rewritten.
-		if reg := lookupRaw(m, c.registry); !isEmpty(resolve(reg)) {
-			rf := w.field(reg, pathSegments(c.registry)...)
-			if !isString(rf.Node) {
-				w.out = append(w.out, rf)
-				return
-			}
-			rf.Rest = "/" + f.Value
-			rf.Ref = strings.TrimSuffix(rf.Value, "/") + rf.Rest + id
-			rf.Incomplete = why
-			w.out = append(w.out, rf)
-			return
-		}
-	}
-	if id != "" {
-		f.Ref = f.Value + id
-	}
-	f.Incomplete = why
-	w.out = append(w.out, f)
-}
-
-// compositeID is "@digest" or ":tag" from the first non-empty digest or tag
-// field of c in m (then of its object tag fields in obj), or "". For a kind
-// whose operator picks the tag (OperatorTag), why says why there is none.
-func compositeID(obj, m *yaml.Node, c composite) (id, why string) {
-	for _, p := range c.digest {
-		if d := scalar(lookupPath(m, p)); d != "" {
-			if !strings.HasPrefix(d, c.DigestPrefix) {
-				d = c.DigestPrefix + d
-			}
-			return "@" + d, ""
-		}
-	}
-	for _, p := range c.tag {
-		t := scalar(lookupPath(m, p))
-		if t == "" {
-			continue
-		}
-		for _, not := range c.NotTags {
-			if t == not {
-				return "", fmt.Sprintf("%s is %s: the operator picks the tag", pathString(p), bounded.Quote(t))
-			}
-		}
-		if c.algorithm != nil {
-			if alg := scalar(lookupPath(m, c.algorithm)); alg != "" {
-				return "@" + alg + ":" + t, ""
-			}
-		}
-		return ":" + t, ""
-	}
-	for _, p := range c.objectTag {
-		if t := scalar(lookupPath(resolve(obj), p)); t != "" {
-			return ":" + t, ""
-		}
-	}
-	if c.OperatorTag {
-		var names []string
-		for _, p := range append(c.digest[:len(c.digest):len(c.digest)], c.tag...) {
-			names = append(names, pathString(p))
-		}
-		if len(names) == 0 {
-			return "", "it has no tag field: the operator picks the tag"
-		}
-		return "", fmt.Sprintf("no %s: the operator picks the tag", strings.Join(names, " or "))
-	}
-	return "", ""
-}
-
-// registry adds the registry setting r of the object n, present or, for
-// an entry that adds it, absent.
-func (w *walker) registry(n *yaml.Node, r registryEntry) {
-	leaf := r.path[len(r.path)-1].Key
-	w.atPartial(n, r.path[:len(r.path)-1], func(m *yaml.Node, missing []string) {
-		if m.Kind != yaml.MappingNode { // "spec:" null
-			if r.Add {
-				f := w.field(m)
-				f.Registry, f.Default = true, true
-				w.out = append(w.out, f)
-			}
-			return
-		}
-		if missing != nil {
-			if r.Add {
-				f := w.field(m)
-				f.Path = w.pathString(append(missing, leaf)...)
-				f.Registry, f.Default, f.Add, f.Slash = true, true, append(missing, leaf), r.TrailingSlash
-				w.out = append(w.out, f)
-			}
-			return
-		}
-		v := get(m, leaf)
-		if v == nil {
-			if r.Add {
-				f := w.field(m)
-				f.Path = w.pathString(leaf)
-				f.Registry, f.Default, f.Add, f.Slash = true, true, []string{leaf}, r.TrailingSlash
-				w.out = append(w.out, f)
-			}
-			return
-		}
-		f := w.field(v, leaf)
-		f.Registry = true
-		isDefault := isEmpty(f.Node)
-		for _, d := range r.Defaults {
-			isDefault = isDefault || isString(f.Node) && f.Node.Value == d
-		}
-		if isDefault {
-			if !r.Add {
-				return
-			}
-			f.Default, f.Slash = true, r.TrailingSlash
-		}
-		w.out = append(w.out, f)
-	})
-}
-
-// atPartial is at for a path that may stop short: fn gets each map at p
-// below n with missing nil; or, where a key is absent and no list follows,
-// the deepest map reached and the keys missing below it; or, where a key's
-// value is null ("spec:" with nothing), that null node and the keys below
-// it. Other values that are not maps end the path without a call.
-func (w *walker) atPartial(n *yaml.Node, p rewrite.FieldPath, fn func(m *yaml.Node, missing []string)) {
-	n = resolve(n)
-	if n == nil || n.Kind != yaml.MappingNode {
-		return
-	}
-	if len(p) == 0 {
-		fn(n, nil)
-		return
-	}
-	v := get(n, p[0].Key)
-	if v == nil || isEmpty(v) && resolve(v).Kind == yaml.ScalarNode && resolve(v).Tag == "!!null" {
-		for _, s := range p {
-			if s.Each {
-				return // nothing to add to a list that is not there
-			}
-		}
-		if v == nil {
-			fn(n, pathSegments(p))
-		} else {
-			w.push(p[0].Key)
-			fn(resolve(v), pathSegments(p[1:]))
-			w.pop(1)
-		}
-		return
-	}
-	w.push(p[0].Key)
-	defer w.pop(1)
-	if !p[0].Each {
-		w.atPartial(v, p[1:], fn)
-		return
-	}
-	list := resolve(v)
-	if list.Kind != yaml.SequenceNode {
-		return
-	}
-	for i, it := range list.Content {
-		w.push(index(i))
-		w.atPartial(it, p[1:], fn)
-		w.pop(1)
-	}
-}
-
-// anySet reports whether any of the paths holds a non-empty value in n.
-func anySet(n *yaml.Node, paths []rewrite.FieldPath) bool {
-	for _, p := range paths {
-		if !isEmpty(lookupPath(resolve(n), p)) {
-			return true
-		}
-	}
-	return false
-}
-
-// isEmpty reports whether n is absent, null or the empty string.
-func isEmpty(n *yaml.Node) bool {
-	n = resolve(n)
-	return n == nil || n.Kind == yaml.ScalarNode && (n.Tag == "!!null" || n.Value == "")
-}
-
-func pathSegments(p rewrite.FieldPath) []string {
-	out := make([]string, len(p))
-	for i, s := range p {
-		out[i] = s.Key
-	}
-	return out
-}
-
-func pathString(p rewrite.FieldPath) string { return strings.Join(pathSegments(p), ".") }
-
-// lookupRaw is lookupPath without resolving the last node: an alias stays
-// an alias, for the place of a field.
-func lookupRaw(m *yaml.Node, p rewrite.FieldPath) *yaml.Node {
-	if len(p) == 0 {
-		return m
-	}
-	if m = lookupPath(m, p[:len(p)-1]); m == nil || p[len(p)-1].Each {
-		return nil
-	}
-	return get(m, p[len(p)-1].Key)
-}
-
-func lookupPath(m *yaml.Node, p rewrite.FieldPath) *yaml.Node {
-	for _, s := range p {
-		if s.Each {
-			return nil
-		}
-		m = resolve(get(m, s.Key))
-	}
-	return m
-}
-
-// container scans the args, command and env values of a container (a map
-// with an image) for embedded references.
-func (w *walker) container(c *yaml.Node) {
-	if c == nil || c.Kind != yaml.MappingNode {
-		return
-	}
-	for _, key := range []string{"command", "args"} {
-		eachValue(c, key, func(l *yaml.Node) {
-			list := resolve(l)
-			if list.Kind != yaml.SequenceNode {
-				return
-			}
-			ctx := false
-			for i, raw := range list.Content {
-				it := resolve(raw)
-				if !isString(it) {
-					ctx = false
-					continue
-				}
-				w.scanArg(raw, ctx, key, index(i))
-				// "--engine-image" "longhornio/longhorn-engine:v1.7.2": the
-				// flag says image for the next argument.
-				name, ok := flagName(it.Value)
-				ctx = ok && hasImageWord(name)
-			}
-		})
-	}
-	eachValue(c, "env", func(l *yaml.Node) {
-		env := resolve(l)
-		if env.Kind != yaml.SequenceNode {
-			return
-		}
-		for i, e := range env.Content {
-			e = resolve(e)
-			named := hasImageWord(scalar(get(e, "name")))
-			eachValue(e, "value", func(raw *yaml.Node) {
-				if isString(resolve(raw)) {
-					w.scanNamed(raw, named, named, "env", index(i), "value")
-				}
-			})
-		}
-	})
-}
-
-// configMap scans a ConfigMap's data values.
-func (w *walker) configMap(n *yaml.Node) {
-	eachValue(n, "data", func(d *yaml.Node) {
-		data := resolve(d)
-		if data.Kind != yaml.MappingNode {
-			return
-		}
-		for i := 0; i+1 < len(data.Content); i += 2 {
-			k, raw := data.Content[i].Value, data.Content[i+1]
-			if isString(resolve(raw)) {
-				w.scan(raw, hasImageWord(k), "data", k)
-			}
-		}
-	})
-}
-
-// pairs scans, everywhere in an object, the values of every
-// metadata.annotations map (its own, its Pod templates') and of the
-// name/value pairs whose name says image: Tekton and Argo Workflows
-// parameters ({name: BUILDER_IMAGE, default: ...}), Argo CD Helm
-// parameters ({name: image.repository, value: ...}), env entries of
-// containers not found as such.
-func (w *walker) pairs(n *yaml.Node, isMeta bool) {
-	n, ok := followOnce(n, &w.seenMeta)
-	if !ok {
-		return
-	}
-	switch n.Kind {
-	case yaml.MappingNode:
-		if name := resolve(get(n, "name")); name != nil && isString(name) && hasImageWord(name.Value) {
-			for _, key := range []string{"value", "default"} {
-				eachValue(n, key, func(raw *yaml.Node) {
-					if isString(resolve(raw)) {
-						w.scanNamed(raw, true, true, key)
-					}
-				})
-			}
-		}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i].Value, n.Content[i+1]
-			w.push(k)
-			if isMeta && k == "annotations" {
-				if a := resolve(v); a.Kind == yaml.MappingNode {
-					for j := 0; j+1 < len(a.Content); j += 2 {
-						if raw := a.Content[j+1]; isString(resolve(raw)) {
-							w.scan(raw, hasImageWord(a.Content[j].Value), a.Content[j].Value)
-						}
-					}
-				}
-			} else {
-				w.pairs(v, k == "metadata")
-			}
-			w.pop(1)
-		}
-	case yaml.SequenceNode:
-		for i, it := range n.Content {
-			w.push(index(i))
-			w.pairs(it, false)
-			w.pop(1)
-		}
-	}
-}
-
-// scanArg adds the embedded references of an argument of a command,
-// including the words of a shell command line. ctx says the argument
-// before it is a flag that says image; a reference is named when it is
-// the value of a flag that says image, or the whole argument after one.
-func (w *walker) scanArg(n *yaml.Node, ctx bool, extra ...string) {
-	for _, t := range scanString(resolve(n).Value, ctx, true) {
-		f := w.field(n, extra...)
-		f.Value, f.At, f.Embedded = t.value, t.at, true
-		f.Named = t.flag != "" && flagSaysImage(t.flag) || t.whole && ctx
-		w.emb = appendField(w.emb, f)
-	}
-}
-
-// scan adds the embedded references of the string n. named says the
-// string is the value of an env var or name/value pair whose name says
-// image: its whole value is then a named reference.
-func (w *walker) scan(n *yaml.Node, ctx bool, extra ...string) {
-	w.scanNamed(n, ctx, false, extra...)
-}
-
-func (w *walker) scanNamed(n *yaml.Node, ctx, named bool, extra ...string) {
-	for _, t := range scanString(resolve(n).Value, ctx, false) {
-		f := w.field(n, extra...)
-		f.Value, f.At, f.Embedded = t.value, t.at, true
-		f.Named = named && t.whole
-		w.emb = appendField(w.emb, f)
-	}
-}
-
 // dedup drops references found twice at the same place (a configured path
 // that repeats a built-in one). An anchored value used at several paths
 // stays a field at each of them.
@@ -1203,151 +648,3 @@ func dedup(fields []Field) []Field {
 	}
 	return out
 }
-
-func isContainerListKey(k string) bool {
-	for _, c := range containerListKeys {
-		if k == c {
-			return true
-		}
-	}
-	return false
-}
-
-// isContainerList reports whether n is a list of maps, each with a string
-// image or none, at least one with an image.
-func isContainerList(n *yaml.Node) bool {
-	n = resolve(n)
-	if n == nil || n.Kind != yaml.SequenceNode || len(n.Content) == 0 {
-		return false
-	}
-	found := false
-	for _, it := range n.Content {
-		it = resolve(it)
-		if it.Kind != yaml.MappingNode {
-			return false
-		}
-		str := true
-		eachValue(it, "image", func(img *yaml.Node) {
-			str = str && isString(resolve(img))
-			found = true
-		})
-		if !str {
-			return false
-		}
-	}
-	return found
-}
-
-// isString reports whether n is a scalar that YAML resolves to a string.
-func isString(n *yaml.Node) bool {
-	return n.Kind == yaml.ScalarNode && (n.Tag == "!!str" || n.Tag == "" && n.Style != 0)
-}
-
-// followOnce resolves an alias the first time its target is reached in a
-// walk (seen records targets); it reports false when the target was walked
-// already, so alias bombs cost one walk of each node.
-func followOnce(n *yaml.Node, seen *map[*yaml.Node]bool) (*yaml.Node, bool) {
-	if n.Kind != yaml.AliasNode {
-		return n, true
-	}
-	if (*seen)[n.Alias] {
-		return nil, false
-	}
-	if *seen == nil {
-		*seen = map[*yaml.Node]bool{}
-	}
-	(*seen)[n.Alias] = true
-	return n.Alias, true
-}
-
-func resolve(n *yaml.Node) *yaml.Node {
-	if n != nil && n.Kind == yaml.AliasNode {
-		return n.Alias
-	}
-	return n
-}
-
-// get returns the value of key in mapping m, following merge keys ("<<").
-// A duplicated key yields its first value: where images may lie, use
-// eachValue. Each mapping is searched once,
-// so merges of a mapping into itself, or fan-outs of merges, end quickly.
-func get(m *yaml.Node, key string) *yaml.Node {
-	return getMerged(m, key, nil)
-}
-
-func getMerged(m *yaml.Node, key string, seen map[*yaml.Node]bool) *yaml.Node {
-	if m == nil || m.Kind != yaml.MappingNode || seen[m] {
-		return nil
-	}
-	var merge *yaml.Node
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		k := m.Content[i]
-		if k.Value == key && k.Kind == yaml.ScalarNode {
-			return m.Content[i+1]
-		}
-		if k.Value == "<<" && k.Tag == "!!merge" {
-			merge = m.Content[i+1]
-		}
-	}
-	if merge = resolve(merge); merge == nil {
-		return nil
-	}
-	if seen == nil {
-		seen = map[*yaml.Node]bool{}
-	}
-	seen[m] = true
-	if merge.Kind == yaml.SequenceNode {
-		for _, mm := range merge.Content {
-			if v := getMerged(resolve(mm), key, seen); v != nil {
-				return v
-			}
-		}
-		return nil
-	}
-	return getMerged(merge, key, seen)
-}
-
-// eachValue calls fn with every value of key in mapping m, in document
-// order: a duplicated key yields each of its values, since a decoder keeps
-// one of them (which one depends on the decoder; some reject the document)
-// and any may be the image deployed. Without the key in m itself, it calls fn with the
-// value a merge key ("<<") gives, if any.
-func eachValue(m *yaml.Node, key string, fn func(v *yaml.Node)) {
-	if m == nil || m.Kind != yaml.MappingNode {
-		return
-	}
-	found := false
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if k := m.Content[i]; k.Value == key && k.Kind == yaml.ScalarNode {
-			found = true
-			fn(m.Content[i+1])
-		}
-	}
-	if !found {
-		if v := get(m, key); v != nil {
-			fn(v)
-		}
-	}
-}
-
-// eachAt calls fn with every map at path below m (aliases resolved),
-// through every value of a duplicated key.
-func eachAt(m *yaml.Node, path []string, fn func(m *yaml.Node)) {
-	if len(path) == 0 {
-		if m.Kind == yaml.MappingNode {
-			fn(m)
-		}
-		return
-	}
-	eachValue(m, path[0], func(v *yaml.Node) { eachAt(resolve(v), path[1:], fn) })
-}
-
-func scalar(n *yaml.Node) string {
-	n = resolve(n)
-	if n == nil || n.Kind != yaml.ScalarNode {
-		return ""
-	}
-	return n.Value
-}
-
-func index(i int) string { return "[" + strconv.Itoa(i) + "]" }

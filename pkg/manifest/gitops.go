@@ -227,7 +227,7 @@ func (w *walker) chartSource(m *yaml.Node, c chartEntry) {
 			for _, raw := range urls {
 				if u := resolve(raw); c.Artifacts && isString(u) && strings.HasPrefix(u.Value, "oci://") {
 					key := pathString(cond.path)
-					w.chartSkips = append(w.chartSkips, chartSkip{w.field(raw, pathSegments(c.url)...), fmt.Sprintf("an OCI source without %s is an artifact rehost does not map (a Helm chart read with path, or plain manifests); copy it to the target registry and point the source there, or name the chart with %s and its repository", key, key)})
+					w.chart.skips = append(w.chart.skips, chartSkip{w.field(raw, pathSegments(c.url)...), fmt.Sprintf("an OCI source without %s is an artifact rehost does not map (a Helm chart read with path, or plain manifests); copy it to the target registry and point the source there, or name the chart with %s and its repository", key, key)})
 				}
 			}
 			return
@@ -270,8 +270,8 @@ func (w *walker) chartSource(m *yaml.Node, c chartEntry) {
 			}
 			sp.typ = &tf
 		}
-		f.chart = &sp
-		w.charts = append(w.charts, f)
+		f.Type, f.chart = TypeChart, &sp
+		w.chart.sources = append(w.chart.sources, f)
 	}
 }
 
@@ -473,4 +473,26 @@ func (rw *Rewriter) mapCharts(cs []Field, skips []chartSkip, where func(Field) r
 // ("${REGISTRY}", Flux post-build substitution).
 func isTemplate(v string) bool {
 	return strings.Contains(v, "{{") || strings.Contains(v, "${")
+}
+
+// chartState is what chartSources found in a document: the URLs of the
+// chart sources (Field.chart set) and the sources left as written.
+type chartState struct {
+	sources []Field
+	skips   []chartSkip
+}
+
+// chartSources finds the GitOps chart sources (BuiltinChartFields), unless
+// Config.NoChartSources.
+type chartSources struct {
+	entries map[groupKind][]chartEntry
+}
+
+func (d chartSources) detect(w *walker, o object) {
+	if w.f.noCharts {
+		return
+	}
+	for _, c := range d.entries[o.gk] {
+		w.at(o.node, c.path, func(m *yaml.Node) { w.chartSource(m, c) })
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rehost/rehost/internal/textpos"
 	"github.com/rehost/rehost/pkg/rewrite"
 	"go.yaml.in/yaml/v3"
 )
@@ -283,7 +284,7 @@ func registryTarget(target func(string) string, reg, repo string) string {
 // yamlLines splits data into lines, line breaks included, as yaml.v3 counts
 // them ("\r\n", "\r", "\n", NEL, LS, PS).
 func yamlLines(data []byte) []string {
-	starts := lineStarts(data)
+	starts := textpos.LineStarts(data)
 	lines := make([]string, len(starts))
 	for i, s := range starts {
 		end := len(data)

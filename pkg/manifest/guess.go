@@ -113,28 +113,28 @@ func keyPath(k string) rewrite.FieldPath { return rewrite.FieldPath{{Key: k}} }
 // guessObject adds the images of a custom resource found by the name of
 // their keys.
 func (w *walker) guessObject(n *yaml.Node) {
-	if w.guessLeft < 0 {
+	if w.guessing.left < 0 {
 		return // the document's budget is spent, and that was reported
 	}
 	w.guessWalk(n, true)
-	if w.guessLeft < 0 {
+	if w.guessing.left < 0 {
 		f := w.field(resolve(n))
 		f.Path = ""
-		w.skipped = append(w.skipped, guessSkip{Field: f, why: fmt.Sprintf("the document was not searched for images by key name beyond %d nodes (merge keys repeat maps)", maxGuessNodes)})
+		w.guessing.skipped = append(w.guessing.skipped, guessSkip{Field: f, why: fmt.Sprintf("the document was not searched for images by key name beyond %d nodes (merge keys repeat maps)", maxGuessNodes)})
 	}
 }
 
 func (w *walker) guessWalk(n *yaml.Node, top bool) {
-	n, ok := followOnce(n, &w.seenGuess)
-	if !ok || w.guessLeft < 0 {
+	n, ok := followOnce(n, &w.guessing.seen)
+	if !ok || w.guessing.left < 0 {
 		return
 	}
-	if w.guessLeft--; w.guessLeft < 0 {
+	if w.guessing.left--; w.guessing.left < 0 {
 		return
 	}
 	switch n.Kind {
 	case yaml.MappingNode:
-		pairs := mergedPairs(n, w.mergeWalks)
+		pairs := mergedPairs(n, w.guessing.mergeWalks)
 		// The container-list rule took the container lists and the image
 		// volumes of this map (see search).
 		took := false
@@ -144,7 +144,7 @@ func (w *walker) guessWalk(n *yaml.Node, top bool) {
 			}
 		}
 		for _, kv := range pairs {
-			if w.guessLeft < 0 {
+			if w.guessing.left < 0 {
 				return
 			}
 			k := kv[0].Value
@@ -161,7 +161,7 @@ func (w *walker) guessWalk(n *yaml.Node, top bool) {
 		}
 	case yaml.SequenceNode:
 		for i, it := range n.Content {
-			if w.guessLeft < 0 {
+			if w.guessing.left < 0 {
 				return
 			}
 			w.push(index(i))
@@ -209,31 +209,32 @@ func (w *walker) guessField(m *yaml.Node, k string, raw *yaml.Node) {
 	ref, err := rewrite.ParseRef(v.Value)
 	switch {
 	case isBareDigest(v.Value):
-		w.skipped = append(w.skipped, guessSkip{Field: f, why: "a digest alone, not an image reference"})
+		w.guessing.skipped = append(w.guessing.skipped, guessSkip{Field: f, why: "a digest alone, not an image reference"})
 		return
 	case isBareHostPort(v.Value):
-		w.skipped = append(w.skipped, guessSkip{Field: f, why: "a registry address (host:port), not an image reference"})
+		w.guessing.skipped = append(w.guessing.skipped, guessSkip{Field: f, why: "a registry address (host:port), not an image reference"})
 		return
 	case err != nil:
-		w.skipped = append(w.skipped, guessSkip{Field: f, why: err.Error()})
+		w.guessing.skipped = append(w.guessing.skipped, guessSkip{Field: f, why: err.Error()})
 		return
 	case ref.Tag != "" || ref.Digest != "":
 	case isBaseKey(k):
 		// A repository: the tag is beside it, or the operator's choice.
 		id, why := compositeID(nil, m, guessBase)
+		f.Type = TypeSplit
 		if id != "" {
 			f.Ref = f.Value + id
 		}
 		f.Incomplete = why
 		if _, err := rewrite.ParseRef(f.ref()); err != nil {
-			w.skipped = append(w.skipped, guessSkip{Field: f, why: err.Error()})
+			w.guessing.skipped = append(w.guessing.skipped, guessSkip{Field: f, why: err.Error()})
 			return
 		}
 	case !hasHost(v.Value) && !containerLike(m):
-		w.skipped = append(w.skipped, guessSkip{Field: f, why: "it names no registry host, tag or digest"})
+		w.guessing.skipped = append(w.guessing.skipped, guessSkip{Field: f, why: "it names no registry host, tag or digest"})
 		return
 	}
-	w.guessed = append(w.guessed, f)
+	w.guessing.fields = append(w.guessing.fields, f)
 }
 
 // isBareDigest reports whether v is a digest without a repository
@@ -276,7 +277,7 @@ func containerLike(m *yaml.Node) bool {
 }
 
 // adopt moves the fields a guessed composite added to w.out[before:] to
-// w.guessed, marked; those that are not image references are dropped
+// w.guessing.fields, marked; those that are not image references are dropped
 // (silently when not strings) or become warnings.
 func (w *walker) adopt(before int) {
 	added := append([]Field(nil), w.out[before:]...)
@@ -287,10 +288,10 @@ func (w *walker) adopt(before int) {
 		}
 		f.Guessed = true
 		if _, err := rewrite.ParseRef(f.ref()); err != nil {
-			w.skipped = append(w.skipped, guessSkip{Field: f, why: err.Error()})
+			w.guessing.skipped = append(w.guessing.skipped, guessSkip{Field: f, why: err.Error()})
 			continue
 		}
-		w.guessed = append(w.guessed, f)
+		w.guessing.fields = append(w.guessing.fields, f)
 	}
 }
 
@@ -419,4 +420,29 @@ func joinNonEmpty(a, b string) string {
 		return a + b
 	}
 	return a + " " + b
+}
+
+// guessState is what guessedFields remembers of a document.
+type guessState struct {
+	// fields are the guessed references; skipped the values under keys
+	// that name an image not taken for images.
+	fields  []Field
+	skipped []guessSkip
+	// seen are the alias targets already walked; left is how many nodes
+	// the walk may still visit in this document.
+	seen map[*yaml.Node]bool
+	left int
+	// mergeWalks counts the places each merged map was taken in at.
+	mergeWalks map[*yaml.Node]int
+}
+
+// guessedFields finds, in custom resources of kinds that are neither
+// built-in Kubernetes kinds nor in the tables, the values of keys named
+// image or *Image that are image references (Field.Guessed).
+type guessedFields struct{}
+
+func (guessedFields) detect(w *walker, o object) {
+	if w.guess && !o.builtin && !builtinGroup(o.gk.group) && !w.f.known(o.gk) {
+		w.guessObject(o.node)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rehost/rehost/internal/textpos"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -34,7 +35,7 @@ func insertion(data []byte, lines []int, e edit) (int, string, error) {
 		return 0, "", fmt.Errorf("cannot add %s: not a map", strings.Join(e.insert, "."))
 	}
 	if m.Style&yaml.FlowStyle != 0 || len(m.Content) == 0 {
-		off, err := offset(data, lines, m.Line, m.Column)
+		off, err := textpos.Offset(data, lines, m.Line, m.Column)
 		if err != nil {
 			return 0, "", err
 		}
@@ -56,7 +57,7 @@ func insertion(data []byte, lines []int, e edit) (int, string, error) {
 		return end, text, nil
 	}
 	k0 := m.Content[0]
-	off0, err := offset(data, lines, k0.Line, k0.Column)
+	off0, err := textpos.Offset(data, lines, k0.Line, k0.Column)
 	if err != nil {
 		return 0, "", err
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rehost/rehost/internal/textpos"
 	"github.com/rehost/rehost/pkg/rewrite"
 )
 
@@ -101,8 +102,8 @@ func TestLineStarts(t *testing.T) {
 		{"\u2028", []int{0, 3}},
 		{"\ra", []int{0, 1}},
 	} {
-		if got := lineStarts([]byte(tt.in)); !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("lineStarts(%q) = %v, want %v", tt.in, got, tt.want)
+		if got := textpos.LineStarts([]byte(tt.in)); !reflect.DeepEqual(got, tt.want) {
+			t.Errorf("textpos.LineStarts(%q) = %v, want %v", tt.in, got, tt.want)
 		}
 		if got := lineBreaks([]byte(tt.in)); got != len(tt.want)-1 {
 			t.Errorf("lineBreaks(%q) = %d, want %d", tt.in, got, len(tt.want)-1)

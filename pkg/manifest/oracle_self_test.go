@@ -30,12 +30,14 @@ func TestRefModel(t *testing.T) {
 		{nest, "registry.example.com:8443/x:1", "harbor.local:8443/mirror/registry.example.com_8443/x:1", "registry.example.com:8443/x:1"},
 		{nest, "harbor.local:8443/x:1", "harbor.local:8443/x:1", "harbor.local:8443/x:1"},
 	} {
-		if got := tt.m.target(tt.in); got != tt.want {
-			t.Errorf("target(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-		if got := tt.m.qualified(tt.in); got != tt.qual {
-			t.Errorf("qualified(%q) = %q, want %q", tt.in, got, tt.qual)
-		}
+		t.Run(tt.in, func(t *testing.T) {
+			if got := tt.m.target(tt.in); got != tt.want {
+				t.Errorf("target(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+			if got := tt.m.qualified(tt.in); got != tt.qual {
+				t.Errorf("qualified(%q) = %q, want %q", tt.in, got, tt.qual)
+			}
+		})
 	}
 }
 
@@ -70,14 +72,16 @@ func TestOracleCatchesCorruption(t *testing.T) {
 		{"type changed", strings.Replace(good, "name: d", "name: 1", 1), images, "!!str in"},
 		{"document added", good + "---\nkind: X\n", images, "1 documents in, 2 out"},
 	} {
-		var r recorder
-		if !assertValuesPreserved(&r, m, []byte(in), []byte(tt.out), tt.images, "in.yaml") {
-			t.Fatalf("%s: the oracle checked nothing", tt.name)
-		}
-		got := strings.Join(r.errs, "\n")
-		if tt.want == "" && got != "" || tt.want != "" && !strings.Contains(got, tt.want) {
-			t.Errorf("%s: oracle reported %q, want %q", tt.name, got, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			var r recorder
+			if !assertValuesPreserved(&r, m, []byte(in), []byte(tt.out), tt.images, "in.yaml") {
+				t.Fatalf("%s: the oracle checked nothing", tt.name)
+			}
+			got := strings.Join(r.errs, "\n")
+			if tt.want == "" && got != "" || tt.want != "" && !strings.Contains(got, tt.want) {
+				t.Errorf("%s: oracle reported %q, want %q", tt.name, got, tt.want)
+			}
+		})
 	}
 }
 
@@ -96,13 +100,15 @@ func TestOracleRegistryParts(t *testing.T) {
 		{"whole target in the registry part", strings.Replace(in, "docker.io", "sea.hub:5000/library/docker.io", 1), "image value spec.image.registry is not the model's target"},
 		{"repository changed", strings.Replace(good, "repository: a", "repository: b", 1), "non-image value spec.image.repository changed"},
 	} {
-		var r recorder
-		if !assertValuesPreserved(&r, m, []byte(in), []byte(tt.out), images, "in.yaml") {
-			t.Fatalf("%s: the oracle checked nothing", tt.name)
-		}
-		got := strings.Join(r.errs, "\n")
-		if tt.want == "" && got != "" || tt.want != "" && !strings.Contains(got, tt.want) {
-			t.Errorf("%s: oracle reported %q, want %q", tt.name, got, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			var r recorder
+			if !assertValuesPreserved(&r, m, []byte(in), []byte(tt.out), images, "in.yaml") {
+				t.Fatalf("%s: the oracle checked nothing", tt.name)
+			}
+			got := strings.Join(r.errs, "\n")
+			if tt.want == "" && got != "" || tt.want != "" && !strings.Contains(got, tt.want) {
+				t.Errorf("%s: oracle reported %q, want %q", tt.name, got, tt.want)
+			}
+		})
 	}
 }

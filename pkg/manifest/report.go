@@ -55,3 +55,38 @@ func ChartsSummary(charts []ChartSource, repo string) string {
 	}
 	return fmt.Sprintf("%d GitOps chart source(s) rewritten: the controllers pull chart NAME at VERSION from %s/NAME:VERSION, where rehost mirror pushes the charts (noChartSources: true, --no-chart-sources, leaves the sources as written)", n, repo)
 }
+
+// Summary is what a run found besides its images, as one value that every
+// front end (cmd/rehost, pkg/app, pkg/krmfn) words in its own form, so that
+// each reports the same facts about the same input.
+type Summary struct {
+	// Settings are the registry settings of operators met, in input
+	// order: rewritten, added, or left as they are (Setting.Message).
+	Settings []Setting
+	// Operators are the operators that start images no manifest names
+	// (OperatorNote.Message), sorted by operator; admission placeholders
+	// resolved to the images they stand for. Empty when an image list was
+	// read: the user listed those images there.
+	Operators []OperatorNote
+	// Charts are the GitOps chart sources met (ChartsSummary).
+	Charts []ChartSource
+	// Guessed sums up the images found by the name of their key in custom
+	// resources of unknown kinds; nil when there were none.
+	Guessed *GuessedImages
+	// EmbeddedLeftOut are the embedded references neither listed nor
+	// rewritten (EmbeddedSummary).
+	EmbeddedLeftOut []rewrite.Image
+}
+
+// Summary returns the findings of the run so far. Unlike WarnGuessed it
+// changes nothing: call it at the end of a run.
+func (rw *Rewriter) Summary() Summary {
+	s := Summary{Settings: rw.Settings(), Charts: rw.Charts(), EmbeddedLeftOut: rw.EmbeddedLeftOut()}
+	if rw.ImageLists() == 0 {
+		s.Operators = rw.Operators()
+	}
+	rw.mu.Lock()
+	s.Guessed = rw.guessed.warning()
+	rw.mu.Unlock()
+	return s
+}

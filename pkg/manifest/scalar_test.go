@@ -111,9 +111,11 @@ func TestScalarText(t *testing.T) {
 		{"line\nbreak", false, `"line\nbreak"`},
 		{"del\x7f", false, `"del\x7f"`},
 	} {
-		if got := scalarText(tt.value, 0, tt.flow); got != tt.want {
-			t.Errorf("scalarText(%q, plain, flow %v) = %s, want %s", tt.value, tt.flow, got, tt.want)
-		}
+		t.Run(tt.value, func(t *testing.T) {
+			if got := scalarText(tt.value, 0, tt.flow); got != tt.want {
+				t.Errorf("scalarText(%q, plain, flow %v) = %s, want %s", tt.value, tt.flow, got, tt.want)
+			}
+		})
 	}
 }
 

@@ -122,9 +122,11 @@ func TestRegistryToken(t *testing.T) {
 		{"a. x/y:1", false},
 		{"a.: x/y:1", false},
 	} {
-		if got := hasRegistryToken([]byte(tt.data)); got != tt.want {
-			t.Errorf("hasRegistryToken(%q) = %v, want %v", tt.data, got, tt.want)
-		}
+		t.Run(tt.data, func(t *testing.T) {
+			if got := hasRegistryToken([]byte(tt.data)); got != tt.want {
+				t.Errorf("hasRegistryToken(%q) = %v, want %v", tt.data, got, tt.want)
+			}
+		})
 	}
 	// A bare host:port reads as an address, not as an image with a tag.
 	for _, v := range []string{"abcd:1000", "abcd:9999", "redis:6379", "registry.local:5000", "localhost:8080"} {

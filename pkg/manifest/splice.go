@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rehost/rehost/internal/bounded"
+	"github.com/rehost/rehost/internal/textpos"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -32,7 +33,7 @@ type edit struct {
 	insert []string
 }
 
-var bom = []byte("\xef\xbb\xbf")
+var bom = textpos.BOM
 
 // splice applies edits to the raw bytes of one document, writing each new
 // whole value in its node's original style where that style can hold it
@@ -59,7 +60,7 @@ func splice(data []byte, edits []edit, want map[*yaml.Node]string, ctx *scalarCo
 	for _, e := range edits {
 		if e.insert != nil {
 			if lines == nil {
-				lines = lineStarts(data)
+				lines = textpos.LineStarts(data)
 			}
 			at, text, err := insertion(data, lines, e)
 			if err != nil {
@@ -71,7 +72,7 @@ func splice(data []byte, edits []edit, want map[*yaml.Node]string, ctx *scalarCo
 		if !e.sub && !whole[e.node] {
 			whole[e.node] = true
 			if lines == nil {
-				lines = lineStarts(data)
+				lines = textpos.LineStarts(data)
 			}
 			start, end, text, err := locate(data, lines, e.node, e.value, ctx)
 			if err != nil {
@@ -88,7 +89,7 @@ func splice(data []byte, edits []edit, want map[*yaml.Node]string, ctx *scalarCo
 		}
 		whole[e.node] = true
 		if lines == nil {
-			lines = lineStarts(data)
+			lines = textpos.LineStarts(data)
 		}
 		start, end, text, err := locate(data, lines, e.node, want[e.node], ctx)
 		if err != nil {
@@ -319,7 +320,7 @@ func locateParts(data []byte, lines []int, n *yaml.Node, parts []part, res []int
 	for i := range res {
 		res[i] = -1
 	}
-	off, err := offset(data, lines, n.Line, n.Column)
+	off, err := textpos.Offset(data, lines, n.Line, n.Column)
 	if err != nil {
 		return err
 	}
@@ -438,35 +439,11 @@ func unescape(b []byte) (produced string, n int) {
 	return string(rune(r)), 2 + digits
 }
 
-// positioner gives the 1-based line and character column of byte offsets
-// of a document; offsets asked in increasing order on a line are counted
-// from the previous one, so a long line costs one pass.
-type positioner struct {
-	data           []byte
-	lines          []int
-	off, line, col int // the last answer
-}
-
-func (p *positioner) position(off int) (line, col int) {
-	i := sort.Search(len(p.lines), func(i int) bool { return p.lines[i] > off }) - 1
-	if i+1 == p.line && off >= p.off && p.col > 0 {
-		p.col += utf8.RuneCount(p.data[p.off:off])
-		p.off = off
-		return p.line, p.col
-	}
-	start := p.lines[i]
-	if i == 0 && bytes.HasPrefix(p.data, bom) {
-		start += len(bom)
-	}
-	p.off, p.line, p.col = off, i+1, utf8.RuneCount(p.data[start:off])+1
-	return p.line, p.col
-}
-
 // locate finds the bytes of node's value and returns the span to replace and
 // its replacement, in the same style where it holds the value (see
 // scalarText; an alias is replaced in the style of the node it names).
 func locate(data []byte, lines []int, n *yaml.Node, value string, ctx *scalarContext) (start, end int, text string, err error) {
-	off, err := offset(data, lines, n.Line, n.Column)
+	off, err := textpos.Offset(data, lines, n.Line, n.Column)
 	if err != nil {
 		return 0, 0, "", err
 	}
@@ -618,50 +595,3 @@ func skipProperties(data []byte, off int) int {
 }
 
 func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\r' || b == '\n' }
-
-// offset converts yaml.v3's 1-based line and rune column to a byte offset.
-func offset(data []byte, lines []int, line, col int) (int, error) {
-	if line < 1 || line > len(lines) || col < 1 {
-		return 0, fmt.Errorf("position %d:%d is outside the document", line, col)
-	}
-	off := lines[line-1]
-	if line == 1 && bytes.HasPrefix(data, bom) {
-		off += len(bom)
-	}
-	for c := 1; c < col; c++ {
-		if off >= len(data) {
-			return 0, fmt.Errorf("position %d:%d is outside the document", line, col)
-		}
-		_, size := utf8.DecodeRune(data[off:])
-		off += size
-	}
-	return off, nil
-}
-
-// lineStarts returns the byte offset of each line as yaml.v3 counts lines:
-// "\r\n", "\r", "\n", NEL, LS and PS each end a line.
-func lineStarts(data []byte) []int {
-	starts := []int{0}
-	for i := 0; i < len(data); i++ {
-		switch data[i] {
-		case '\n':
-			starts = append(starts, i+1)
-		case '\r':
-			if i+1 < len(data) && data[i+1] == '\n' {
-				i++
-			}
-			starts = append(starts, i+1)
-		case 0xC2:
-			if i+1 < len(data) && data[i+1] == 0x85 {
-				i++
-				starts = append(starts, i+1)
-			}
-		case 0xE2:
-			if i+2 < len(data) && data[i+1] == 0x80 && (data[i+2] == 0xA8 || data[i+2] == 0xA9) {
-				i += 2
-				starts = append(starts, i+1)
-			}
-		}
-	}
-	return starts
-}

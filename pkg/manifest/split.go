@@ -3,6 +3,8 @@ package manifest
 import (
 	"bytes"
 	"io"
+
+	"github.com/rehost/rehost/internal/textpos"
 )
 
 // document is one YAML document of a stream, as raw bytes: its "---" line,
@@ -168,7 +170,7 @@ func lineBreaks(data []byte) int {
 	if bytes.IndexByte(data, '\r') < 0 && bytes.IndexByte(data, 0xC2) < 0 && bytes.IndexByte(data, 0xE2) < 0 {
 		return bytes.Count(data, newline)
 	}
-	return len(lineStarts(data)) - 1
+	return len(textpos.LineStarts(data)) - 1
 }
 
 // finish emits what is left at the end of the stream.

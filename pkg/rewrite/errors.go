@@ -25,6 +25,8 @@ func (e *InvalidReferenceError) Error() string {
 
 // CollisionError reports two different source repositories that map to the
 // same target repository, so one would overwrite the other in the registry.
+// Its message names no setting of a front end: each adds its own hint
+// (the CLI --path-style nest, the KRM function pathStyle: nest).
 type CollisionError struct {
 	Target string
 	// First and Second are the colliding source repositories with the place
@@ -33,7 +35,7 @@ type CollisionError struct {
 }
 
 func (e *CollisionError) Error() string {
-	return fmt.Sprintf("image collision: %s (%s) and %s (%s) both map to %s; use path style nest (--path-style nest, pathStyle: nest) or exclude one of them",
+	return fmt.Sprintf("image collision: %s (%s) and %s (%s) both map to %s; use path style nest or exclude one of them",
 		e.First.Source.RepositoryName(), e.First.Location, e.Second.Source.RepositoryName(), e.Second.Location, e.Target)
 }
 

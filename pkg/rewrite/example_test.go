@@ -35,5 +35,5 @@ func ExampleImageSet() {
 	}
 	// Output:
 	// <nil>
-	// image collision: docker.io/team/app (app.yaml:10) and quay.io/team/app (app.yaml:20) both map to sea.hub:5000/team/app; use path style nest (--path-style nest, pathStyle: nest) or exclude one of them
+	// image collision: docker.io/team/app (app.yaml:10) and quay.io/team/app (app.yaml:20) both map to sea.hub:5000/team/app; use path style nest or exclude one of them
 }

@@ -22,7 +22,7 @@ func (s *Search) masked(doc string) (*yaml.Node, []manifest.Field, error) {
 	for _, f := range fs {
 		if f.Node.Kind == yaml.ScalarNode {
 			f.Node.Value = ""
-			if f.Registry {
+			if f.Type == manifest.TypeRegistry {
 				// An operator's registry setting may be absent from
 				// the other rendering: sameNode skips it.
 				f.Node.Tag = registryTag

@@ -210,8 +210,8 @@ func (s *Search) findFields(doc string) ([]imageField, error) {
 	}
 	var out []imageField
 	for _, f := range s.find(n) {
-		fd := imageField{path: f.Path, kind: f.Kind, namespace: f.Namespace, obj: f.Name, value: nodeValue(f), token: f.Value, at: f.At, registry: f.Registry}
-		if f.Registry && f.Add != nil && f.Node.Kind == yaml.MappingNode {
+		fd := imageField{path: f.Path, kind: f.Kind, namespace: f.Namespace, obj: f.Name, value: nodeValue(f), token: f.Value, at: f.At, registry: f.Type == manifest.TypeRegistry}
+		if f.Type == manifest.TypeRegistry && f.Add != nil && f.Node.Kind == yaml.MappingNode {
 			var m map[string]interface{}
 			if f.Node.Decode(&m) == nil {
 				fd.parent, fd.add = m, f.Add
