@@ -113,6 +113,9 @@ RELEASED  := . pkg/mirror pkg/krmfn pkg/helm cmd/rehost cmd/rehost-fn cmd/rehost
 DIST      ?= dist
 PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
 COMMANDS  := rehost rehost-fn rehost-helm
+# The commands with a container image (linux/amd64 and linux/arm64, from
+# the binaries of TARGETS): the KRM function, and rehost for mirror jobs.
+IMAGES    := rehost-fn rehost
 # OS/ARCH/COMMAND of each binary: every command on every platform by default.
 TARGETS   ?= $(foreach p,$(PLATFORMS),$(foreach c,$(COMMANDS),$(p)/$(c)))
 SOURCE    ?= https://github.com/rehost/rehost
@@ -160,8 +163,8 @@ release: ## build release VERSION=vX.Y.Z (COSIGN_KEY=KEY) from a clean tree in i
 release-snapshot: ## build the release of this tree as it is (v0.0.0-snapshot.gCOMMIT) into DIST; signed with COSIGN_KEY if given; PLATFORMS or TARGETS build fewer
 	$(MAKE) --no-print-directory release-artifacts VERSION=$(SNAPSHOT_VERSION)
 
-release-artifacts: $(RELEASE_TOOL) $(CYCLONEDX) ## (of release, release-snapshot) binaries, archives, SBOMs, Helm plugin, function image, checksums.txt and its signature into DIST
-	rm -rf $(DIST)/bin $(DIST)/.stage $(DIST)/rehost-fn-image
+release-artifacts: $(RELEASE_TOOL) $(CYCLONEDX) ## (of release, release-snapshot) binaries, archives, SBOMs, Helm plugin, rehost-fn and rehost images, checksums.txt and its signature into DIST
+	rm -rf $(DIST)/bin $(DIST)/.stage $(addprefix $(DIST)/,$(addsuffix -image,$(IMAGES)))
 	rm -f $(DIST)/*.tar.gz $(DIST)/*.zip $(DIST)/*.tgz $(DIST)/*.cdx.json $(DIST)/*.txt $(DIST)/*.sigstore.json
 	$(MAKE) --no-print-directory release-binaries VERSION=$(VERSION)
 	@set -e; cd $(DIST); for d in bin/*_*; do for f in $$d/*; do \
@@ -178,12 +181,12 @@ release-artifacts: $(RELEASE_TOOL) $(CYCLONEDX) ## (of release, release-snapshot
 	  tar --sort=name --owner=0 --group=0 --numeric-owner --mtime=@$(EPOCH) --format=ustar -C $(DIST)/.stage/plugin -cf $(DIST)/.stage/plugin.tar rehost; \
 	  gzip -9 -n -c $(DIST)/.stage/plugin.tar > $(DIST)/rehost-$(patsubst v%,%,$(VERSION)).tgz; \
 	  echo "release: rehost-$(patsubst v%,%,$(VERSION)).tgz (Helm 4 plugin)"
-	@set -e; bins=; for p in linux_amd64 linux_arm64; do \
-	  [ ! -f $(DIST)/bin/$$p/rehost-fn ] || bins="$$bins -binary $$(echo $$p | tr _ /)=$(DIST)/bin/$$p/rehost-fn"; done; \
+	@set -e; for c in $(IMAGES); do bins=; for p in linux_amd64 linux_arm64; do \
+	  [ ! -f $(DIST)/bin/$$p/$$c ] || bins="$$bins -binary $$(echo $$p | tr _ /)=$(DIST)/bin/$$p/$$c"; done; \
 	  if [ -n "$$bins" ]; then \
-	  d=$$($(RELEASE_TOOL) image -version $(VERSION) -revision $(COMMIT) -created $(EPOCH) -source $(SOURCE) $$bins -layout $(DIST)/rehost-fn-image); \
-	  echo "$${d##*@}" > $(DIST)/rehost-fn_$(VERSION)_image-digest.txt; \
-	  echo "release: rehost-fn-image/ (OCI layout of the function image, $${d##*@})"; fi
+	  d=$$($(RELEASE_TOOL) image -command $$c -version $(VERSION) -revision $(COMMIT) -created $(EPOCH) -source $(SOURCE) $$bins -layout $(DIST)/$$c-image); \
+	  echo "$${d##*@}" > $(DIST)/$${c}_$(VERSION)_image-digest.txt; \
+	  echo "release: $$c-image/ (OCI layout of the $$c image, $${d##*@})"; fi; done
 	cd $(DIST) && LC_ALL=C ls | grep -E '[.](tar[.]gz|zip|tgz|cdx[.]json)$$|_image-digest[.]txt$$' | xargs sha256sum > checksums.txt
 	@set -e; if [ -n "$(COSIGN_KEY)" ]; then \
 	  $(COSIGN) sign-blob --key $(COSIGN_KEY) --signing-config tools/release/signing-config.json \

@@ -14,6 +14,7 @@ require (
 	github.com/rehost/rehost/pkg/mirror v0.0.0-00010101000000-000000000000
 	github.com/spf13/cobra v1.10.2
 	go.yaml.in/yaml/v3 v3.0.6
+	golang.org/x/crypto/x509roots/fallback v0.0.0-20261030153154-30a33513ff6d
 )
 
 require (

@@ -266,6 +266,8 @@ attachments apart. Standard output is empty, except:
 			if err := f.validate(args); err != nil {
 				return err
 			}
+			// Before the system pool is read (--ca-file adds to it).
+			useFallbackRoots()
 			if from := f.from(); from != "" && len(mf.imagesFrom) > 0 {
 				return fmt.Errorf("%s pushes what it holds: it takes no --images-from", from)
 			}

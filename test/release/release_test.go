@@ -4,9 +4,9 @@
 // checksums.txt, one SBOM per archive that names what the binary links,
 // archives with fixed metadata, binaries built as the release builds them,
 // the same bytes from a second build with an empty build cache, the
-// function image in a loopback registry (platforms, user, entrypoint,
-// labels, the binary inside runs), and the Helm 4 plugin installed from its
-// tarball by the real Helm 4.
+// images (rehost-fn, rehost) in a loopback registry (platforms, user,
+// entrypoint, labels, the binary inside runs), and the Helm 4 plugin
+// installed from its tarball by the real Helm 4.
 //
 // Without -dist every test skips: the directory is made by make, which
 // this module does not run except to rebuild for the reproducibility check.

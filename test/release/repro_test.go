@@ -14,8 +14,8 @@ import (
 // TestReproducible rebuilds targets of the release (-repro, OS/ARCH/COMMAND)
 // with make release-artifacts, from this checkout, with an empty build cache,
 // and compares byte for byte: the archives, their SBOMs and the plugin
-// tarball. It then builds the function image again from the binaries in
-// the release's archives and compares its digest. The release must have
+// tarball. It then builds each image (rehost-fn, rehost) again from the
+// binaries in the release's archives and compares its digest. The release must have
 // been built from this checkout's commit.
 func TestReproducible(t *testing.T) {
 	r := needDist(t)
@@ -63,17 +63,8 @@ func TestReproducible(t *testing.T) {
 		}
 	}
 
-	// The image, from the release's own binaries, with its labels' revision
-	// and time.
-	idx := layoutIndex(t, r)
-	im, err := idx.IndexManifest()
-	if err != nil {
-		t.Fatal(err)
-	}
-	created, err := time.Parse(time.RFC3339, im.Annotations["org.opencontainers.image.created"])
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The images, from the release's own binaries, with their labels'
+	// revision and time.
 	tool := filepath.Join(t.TempDir(), "release")
 	build := exec.Command("go", "build", "-o", tool, ".")
 	build.Dir = filepath.Join(repoRoot(), "tools", "release")
@@ -81,24 +72,35 @@ func TestReproducible(t *testing.T) {
 	if log, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("building tools/release: %v\n%s", err, log)
 	}
-	args := []string{"image", "-version", r.version, "-revision", im.Annotations["org.opencontainers.image.revision"],
-		"-created", strconv.FormatInt(created.Unix(), 10), "-source", im.Annotations["org.opencontainers.image.source"], "-layout", filepath.Join(t.TempDir(), "image")}
-	for _, desc := range im.Manifests {
-		p := desc.Platform.OS + "/" + desc.Platform.Architecture
-		a, ok := r.find("rehost-fn", p)
-		if !ok {
-			t.Fatalf("no rehost-fn archive for %s, which the image has", p)
-		}
-		data, _, _ := extract(t, r, a)
-		f := filepath.Join(t.TempDir(), "rehost-fn")
-		if err := os.WriteFile(f, data, 0o755); err != nil {
+	for _, command := range images {
+		idx := layoutIndex(t, r, command)
+		im, err := idx.IndexManifest()
+		if err != nil {
 			t.Fatal(err)
 		}
-		args = append(args, "-binary", p+"="+f)
-	}
-	got := run(t, nil, nil, tool, args...)
-	d, _ := idx.Digest()
-	if !strings.HasSuffix(strings.TrimSpace(string(got)), "@"+d.String()) {
-		t.Errorf("the image built again from the release's binaries is %s, the release's is %s", got, d)
+		created, err := time.Parse(time.RFC3339, im.Annotations["org.opencontainers.image.created"])
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"image", "-command", command, "-version", r.version, "-revision", im.Annotations["org.opencontainers.image.revision"],
+			"-created", strconv.FormatInt(created.Unix(), 10), "-source", im.Annotations["org.opencontainers.image.source"], "-layout", filepath.Join(t.TempDir(), "image")}
+		for _, desc := range im.Manifests {
+			p := desc.Platform.OS + "/" + desc.Platform.Architecture
+			a, ok := r.find(command, p)
+			if !ok {
+				t.Fatalf("no %s archive for %s, which its image has", command, p)
+			}
+			data, _, _ := extract(t, r, a)
+			f := filepath.Join(t.TempDir(), command)
+			if err := os.WriteFile(f, data, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			args = append(args, "-binary", p+"="+f)
+		}
+		got := run(t, nil, nil, tool, args...)
+		d, _ := idx.Digest()
+		if !strings.HasSuffix(strings.TrimSpace(string(got)), "@"+d.String()) {
+			t.Errorf("the %s image built again from the release's binaries is %s, the release's is %s", command, got, d)
+		}
 	}
 }

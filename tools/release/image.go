@@ -20,15 +20,30 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
-// The function image: a distroless-style base made here (no base image is
-// pulled) and the static rehost-fn binary, one image per platform under an
-// OCI index.
+// The release's images: a distroless-style base made here (no base image
+// is pulled) and one static binary, one image per platform under an OCI
+// index. Each command that has an image is in images.
 const (
-	fnPath = "/usr/local/bin/rehost-fn"
-	// fnUser is distroless's nonroot user. It is numeric so that a
+	// imageUser is distroless's nonroot user. It is numeric so that a
 	// kubelet can check runAsNonRoot without reading /etc/passwd.
-	fnUser = "65532:65532"
+	imageUser = "65532:65532"
+	binDir    = "/usr/local/bin"
 )
+
+// imageKind is what differs between the images: the command, whose binary
+// is the entrypoint at binDir/command, and the description label.
+type imageKind struct {
+	description string
+}
+
+// images are the commands the release builds an image of.
+var images = map[string]imageKind{
+	"rehost-fn": {description: "rehost as a KRM function: rewrites every image to a private registry (kustomize, kpt)"},
+	"rehost":    {description: "rehost: rewrites the images of manifests and charts to a private registry and mirrors them there (rehost mirror --shard for Kubernetes Indexed Jobs)"},
+}
+
+// entrypoint is the path of a command in its image.
+func entrypoint(command string) string { return binDir + "/" + command }
 
 // The users of the base. kustomize and kpt run container functions with
 // docker run --user nobody, which fails unless /etc/passwd has nobody.
@@ -41,9 +56,10 @@ const (
 		"nonroot:x:65532:\n"
 )
 
-// imageSpec is what the function image is built from.
+// imageSpec is what an image is built from.
 type imageSpec struct {
-	binaries map[string]string // platform (linux/amd64) -> rehost-fn binary
+	command  string            // a key of images: rehost-fn, rehost
+	binaries map[string]string // platform (linux/amd64) -> the command's binary
 	version  string
 	revision string
 	source   string // repository URL
@@ -95,8 +111,8 @@ func layerOf(data []byte) (v1.Layer, error) {
 // labels are the image's OCI labels (and the index's annotations).
 func (s *imageSpec) labels() map[string]string {
 	return map[string]string{
-		"org.opencontainers.image.title":       "rehost-fn",
-		"org.opencontainers.image.description": "rehost as a KRM function: rewrites every image to a private registry (kustomize, kpt)",
+		"org.opencontainers.image.title":       s.command,
+		"org.opencontainers.image.description": images[s.command].description,
 		"org.opencontainers.image.source":      s.source,
 		"org.opencontainers.image.version":     s.version,
 		"org.opencontainers.image.revision":    s.revision,
@@ -110,6 +126,7 @@ func (s *imageSpec) image(platform, binary string) (v1.Image, error) {
 	if !ok || os_ != "linux" {
 		return nil, fmt.Errorf("platform %q: want linux/ARCH", platform)
 	}
+	path := entrypoint(s.command)
 	bin, err := os.ReadFile(binary)
 	if err != nil {
 		return nil, err
@@ -130,7 +147,7 @@ func (s *imageSpec) image(platform, binary string) (v1.Image, error) {
 		{name: "usr/", mode: 0o755, dir: true},
 		{name: "usr/local/", mode: 0o755, dir: true},
 		{name: "usr/local/bin/", mode: 0o755, dir: true},
-		{name: strings.TrimPrefix(fnPath, "/"), mode: 0o755, data: bin},
+		{name: strings.TrimPrefix(path, "/"), mode: 0o755, data: bin},
 	}, t)
 	if err != nil {
 		return nil, err
@@ -139,7 +156,7 @@ func (s *imageSpec) image(platform, binary string) (v1.Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	fn, err := layerOf(binTar)
+	cmdLayer, err := layerOf(binTar)
 	if err != nil {
 		return nil, err
 	}
@@ -150,9 +167,9 @@ func (s *imageSpec) image(platform, binary string) (v1.Image, error) {
 		OS:           os_,
 		Created:      v1.Time{Time: t},
 		Config: v1.Config{
-			User:       fnUser,
-			Entrypoint: []string{fnPath},
-			Env:        []string{"PATH=/usr/local/bin:/usr/bin:/bin"},
+			User:       imageUser,
+			Entrypoint: []string{path},
+			Env:        []string{"PATH=" + binDir + ":/usr/bin:/bin"},
 			WorkingDir: "/",
 			Labels:     s.labels(),
 		},
@@ -162,7 +179,7 @@ func (s *imageSpec) image(platform, binary string) (v1.Image, error) {
 	}
 	img, err = mutate.Append(img,
 		mutate.Addendum{Layer: base, History: v1.History{Created: v1.Time{Time: t}, CreatedBy: "rehost base: /etc/passwd and /etc/group (root, nobody, nonroot 65532), /home/nonroot, /tmp", Comment: "no base image"}},
-		mutate.Addendum{Layer: fn, History: v1.History{Created: v1.Time{Time: t}, CreatedBy: "rehost-fn " + s.version + " (" + platform + ") at " + fnPath}},
+		mutate.Addendum{Layer: cmdLayer, History: v1.History{Created: v1.Time{Time: t}, CreatedBy: s.command + " " + s.version + " (" + platform + ") at " + path}},
 	)
 	if err != nil {
 		return nil, err
@@ -172,6 +189,14 @@ func (s *imageSpec) image(platform, binary string) (v1.Image, error) {
 
 // index builds the multi-platform index, platforms in sorted order.
 func (s *imageSpec) index() (v1.ImageIndex, error) {
+	if _, ok := images[s.command]; !ok {
+		var known []string
+		for c := range images {
+			known = append(known, c)
+		}
+		sort.Strings(known)
+		return nil, fmt.Errorf("no image of command %q: want one of %s", s.command, strings.Join(known, ", "))
+	}
 	if len(s.binaries) == 0 {
 		return nil, fmt.Errorf("no binaries: give -binary linux/amd64=PATH")
 	}

@@ -29,11 +29,28 @@ func fakeBinaries(t *testing.T) map[string]string {
 	return out
 }
 
-// TestImage: an OCI index of one image per platform, each non-root with the
-// function as entrypoint, labelled, its filesystem the base users and the
-// binary; the same inputs give the same digest, another time another.
+// TestImage: for each command with an image, an OCI index of one image per
+// platform, each non-root with the command as entrypoint, labelled, its
+// filesystem the base users and the binary; the same inputs give the same
+// digest, another time or another command another.
 func TestImage(t *testing.T) {
-	s := &imageSpec{binaries: fakeBinaries(t), version: "v0.1.0", revision: strings.Repeat("ab", 20), source: "https://github.com/rehost/rehost", created: time.Unix(1700000000, 0)}
+	bins := fakeBinaries(t)
+	digests := map[string]string{}
+	for _, command := range []string{"rehost-fn", "rehost"} {
+		t.Run(command, func(t *testing.T) {
+			d := testImage(t, command, bins)
+			for c, other := range digests {
+				if other == d {
+					t.Errorf("the images of %s and %s have one digest %s", c, command, d)
+				}
+			}
+			digests[command] = d
+		})
+	}
+}
+
+func testImage(t *testing.T, command string, bins map[string]string) string {
+	s := &imageSpec{command: command, binaries: bins, version: "v0.1.0", revision: strings.Repeat("ab", 20), source: "https://github.com/rehost/rehost", created: time.Unix(1700000000, 0)}
 	dir := filepath.Join(t.TempDir(), "layout")
 	d, err := writeImage(s, dir, "", false)
 	if err != nil {
@@ -76,10 +93,10 @@ func TestImage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if cf.Config.User != "65532:65532" || !slices.Equal(cf.Config.Entrypoint, []string{"/usr/local/bin/rehost-fn"}) || cf.OS+"/"+cf.Architecture != p || !cf.Created.Time.Equal(s.created) {
+		if cf.Config.User != "65532:65532" || !slices.Equal(cf.Config.Entrypoint, []string{"/usr/local/bin/" + command}) || cf.OS+"/"+cf.Architecture != p || !cf.Created.Time.Equal(s.created) {
 			t.Errorf("%s: config %+v", p, cf)
 		}
-		for k, v := range map[string]string{"org.opencontainers.image.source": s.source, "org.opencontainers.image.revision": s.revision, "org.opencontainers.image.version": "v0.1.0", "org.opencontainers.image.created": "2023-11-14T22:13:20Z"} {
+		for k, v := range map[string]string{"org.opencontainers.image.source": s.source, "org.opencontainers.image.revision": s.revision, "org.opencontainers.image.version": "v0.1.0", "org.opencontainers.image.created": "2023-11-14T22:13:20Z", "org.opencontainers.image.title": command} {
 			if cf.Config.Labels[k] != v {
 				t.Errorf("%s: label %s=%q, want %q", p, k, cf.Config.Labels[k], v)
 			}
@@ -102,18 +119,33 @@ func TestImage(t *testing.T) {
 			}
 		}
 		rc.Close()
-		if got["usr/local/bin/rehost-fn"] != "binary for "+p || !strings.Contains(got["etc/passwd"], "\nnobody:x:65534:65534:") || !strings.Contains(got["etc/passwd"], "\nnonroot:x:65532:65532:") {
+		if cf.Config.Labels["org.opencontainers.image.description"] == "" {
+			t.Errorf("%s: no description label", p)
+		}
+		if got["usr/local/bin/"+command] != "binary for "+p || !strings.Contains(got["etc/passwd"], "\nnobody:x:65534:65534:") || !strings.Contains(got["etc/passwd"], "\nnonroot:x:65532:65532:") {
 			t.Errorf("%s: filesystem %q", p, got)
 		}
 	}
 	if !slices.Equal(platforms, []string{"linux/amd64", "linux/arm64"}) {
 		t.Errorf("platforms %v", platforms)
 	}
+	return d.String()
 }
 
 func TestImageRefusesOtherOS(t *testing.T) {
-	s := &imageSpec{binaries: map[string]string{"windows/amd64": "x"}, version: "v0.1.0", revision: "r", created: time.Unix(1, 0)}
+	s := &imageSpec{command: "rehost", binaries: map[string]string{"windows/amd64": "x"}, version: "v0.1.0", revision: "r", created: time.Unix(1, 0)}
 	if _, err := writeImage(s, "", "", false); err == nil || !strings.Contains(err.Error(), "want linux/ARCH") {
 		t.Errorf("a windows binary: %v", err)
+	}
+}
+
+func TestImageRefusesOtherCommand(t *testing.T) {
+	s := &imageSpec{command: "rehost-helm", binaries: fakeBinaries(t), version: "v0.1.0", revision: "r", created: time.Unix(1, 0)}
+	if _, err := writeImage(s, "", "", false); err == nil || !strings.Contains(err.Error(), `no image of command "rehost-helm": want one of rehost, rehost-fn`) {
+		t.Errorf("rehost-helm: %v", err)
+	}
+	err := run([]string{"image", "-version", "v0.1.0", "-revision", "r", "-created", "1", "-binary", "linux/amd64=x"}, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "give -command") {
+		t.Errorf("release image without -command: %v", err)
 	}
 }

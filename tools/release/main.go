@@ -7,7 +7,7 @@
 //	release check -version vX.Y.Z [-root DIR] [-released "DIRS"] [-rules-only]
 //	release tags  -version vX.Y.Z [-released "DIRS"]
 //	release proxy [-version vX.Y.Z] -out DIR [-root DIR] [-released "DIRS"]
-//	release image -version V -revision SHA -created UNIX -source URL
+//	release image -command CMD -version V -revision SHA -created UNIX -source URL
 //	              -binary linux/amd64=PATH ... [-layout DIR] [-push REF] [-insecure]
 //
 // prep writes the release state of every go.mod: each released module
@@ -22,8 +22,9 @@
 // runs, and go install .../cmd/rehost@VERSION works and prints the
 // version. tags prints the git tags of a release, proxy writes the module
 // proxy directory (at the version the released modules require each other
-// at, without -version), and image builds the rehost-fn image (an OCI index for
-// linux platforms, written as an OCI layout and pushed to a registry).
+// at, without -version), and image builds the image of a command, rehost-fn
+// or rehost (an OCI index for linux platforms, written as an OCI layout and
+// pushed to a registry).
 package main
 
 import (
@@ -74,6 +75,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "", "proxy: the module proxy `directory` to write")
 	rulesOnly := fs.Bool("rules-only", false, "check: only the go.mod rules, not the builds against the module proxy")
 	// image
+	command := fs.String("command", "", "image: the `command` whose image to build (rehost-fn, rehost)")
 	revision := fs.String("revision", "", "image: the commit")
 	created := fs.Int64("created", 0, "image: the creation time, `seconds` since 1970 (the commit time)")
 	source := fs.String("source", "https://github.com/rehost/rehost", "image: the source repository `URL`")
@@ -81,7 +83,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	push := fs.String("push", "", "image: push the image to this `reference`")
 	insecure := fs.Bool("insecure", false, "image: plain HTTP to the registry")
 	binaries := platformsFlag{}
-	fs.Var(binaries, "binary", "image: a rehost-fn binary, `PLATFORM=PATH` (repeatable)")
+	fs.Var(binaries, "binary", "image: the command's binary for a platform, `PLATFORM=PATH` (repeatable)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -179,10 +181,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	case "image":
-		if *version == "" || *revision == "" || *created == 0 {
-			return errors.New("image: give -version, -revision and -created")
+		if *command == "" || *version == "" || *revision == "" || *created == 0 {
+			return errors.New("image: give -command, -version, -revision and -created")
 		}
-		s := &imageSpec{binaries: binaries, version: *version, revision: *revision, source: *source, created: time.Unix(*created, 0)}
+		s := &imageSpec{command: *command, binaries: binaries, version: *version, revision: *revision, source: *source, created: time.Unix(*created, 0)}
 		d, err := writeImage(s, *layoutDir, *push, *insecure)
 		if err != nil {
 			return err
