@@ -173,11 +173,12 @@ func reportOperators(s streams, sum manifest.Summary) {
 	}
 }
 
-// reportSettings prints one line per registry setting rehost added.
+// reportSettings prints one line per registry setting rehost added, with
+// the flag that leaves it out.
 func reportSettings(s streams, sum manifest.Summary) {
 	for _, st := range sum.Settings {
 		if msg := st.Message(); msg != "" {
-			fmt.Fprintf(s.err, "rehost: %s\n", msg)
+			fmt.Fprintf(s.err, "rehost: %s (--no-add-registry, noAddRegistry: true, leaves it out)\n", msg)
 		}
 	}
 }

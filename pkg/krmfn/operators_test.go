@@ -57,7 +57,7 @@ items:
 		got = append(got, string(r.Severity)+": "+r.Message)
 	}
 	all := strings.Join(got, "\n")
-	if len(got) != 2 || !strings.Contains(got[0], "info: ") || !strings.Contains(got[0], "registry setting spec.registry: sea.hub:5000/ added") ||
+	if len(got) != 2 || !strings.Contains(got[0], "info: ") || !strings.Contains(got[0], "registry setting spec.registry: sea.hub:5000/ added") || !strings.Contains(got[0], "(noAddRegistry: true in the function config leaves it out)") || strings.Contains(got[0], "--") ||
 		!strings.Contains(got[1], "warning: ") || !strings.Contains(got[1], "the tigera operator starts images no manifest names") {
 		t.Errorf("results:\n%s", all)
 	}

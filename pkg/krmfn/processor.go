@@ -96,6 +96,7 @@ func (Processor) Process(rl *framework.ResourceList) error {
 		}
 		for _, st := range rw.Settings()[settings:] {
 			if msg := st.Message(); msg != "" {
+				msg += " (" + KeyNoAddRegistry + ": true in the function config leaves it out)"
 				rl.Results = append(rl.Results, &framework.Result{Message: msg, Severity: framework.Info, ResourceRef: id, Field: &framework.Field{Path: st.Location.Field}, File: file})
 			}
 		}

@@ -26,7 +26,10 @@ func EmbeddedSummary(left []rewrite.Image, what, hint string) string {
 }
 
 // Message is the one-line report of an added registry setting; "" for a
-// setting that was not added.
+// setting that was not added. It states the fact and names no setting of
+// a front end: Config.NoAddRegistry (noAddRegistry in a config file)
+// leaves the setting out, and each front end adds that hint in its own
+// terms (the CLI --no-add-registry, the KRM function's noAddRegistry).
 func (s Setting) Message() string {
 	if !s.Added {
 		return ""
@@ -37,7 +40,7 @@ func (s Setting) Message() string {
 	}
 	loc := s.Location
 	loc.Field = ""
-	return fmt.Sprintf("%s: registry setting %s: %s %s: its operator pulls the images it starts from the target registry (--no-add-registry, noAddRegistry: true, leaves it out)", loc, s.Location.Field, s.Target, what)
+	return fmt.Sprintf("%s: registry setting %s: %s %s: its operator pulls the images it starts from the target registry", loc, s.Location.Field, s.Target, what)
 }
 
 // ChartsSummary is the one-line report of the GitOps chart sources

@@ -48,3 +48,29 @@ func TestSummary(t *testing.T) {
 		})
 	}
 }
+
+// TestSummaryMessagesNameNoFlag: the messages of a Summary state facts in
+// the library's terms; each front end adds its own hint (the CLI's flag,
+// the KRM function's config field), so none names a flag.
+func TestSummaryMessagesNameNoFlag(t *testing.T) {
+	in := strings.Join([]string{
+		"apiVersion: operator.tigera.io/v1\nkind: Installation\nmetadata: {name: default}\n",
+	}, "---\n")
+	rw := mustNew(t, rewrite.Config{})
+	if err := rw.Rewrite(nil, strings.NewReader(in), "in.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	s := rw.Summary()
+	if len(s.Settings) != 1 {
+		t.Fatalf("settings %+v, want the Installation's", s.Settings)
+	}
+	for _, tt := range []struct{ name, msg string }{
+		{"setting", s.Settings[0].Message()},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.msg == "" || strings.Contains(tt.msg, "--") {
+				t.Errorf("message %q: want a fact naming no flag", tt.msg)
+			}
+		})
+	}
+}
