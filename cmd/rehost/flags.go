@@ -183,10 +183,11 @@ func reportSettings(s streams, sum manifest.Summary) {
 	}
 }
 
-// reportCharts prints one line when GitOps chart sources were rewritten.
+// reportCharts prints one line when GitOps chart sources were rewritten,
+// with the flag that leaves them as written.
 func reportCharts(s streams, rw *manifest.Rewriter, sum manifest.Summary) {
 	if msg := manifest.ChartsSummary(sum.Charts, rw.Mapper().ChartsRepository()); msg != "" {
-		fmt.Fprintf(s.err, "rehost: %s\n", msg)
+		fmt.Fprintf(s.err, "rehost: %s (noChartSources: true, --no-chart-sources, leaves the sources as written)\n", msg)
 	}
 }
 

@@ -45,7 +45,10 @@ func (s Setting) Message() string {
 
 // ChartsSummary is the one-line report of the GitOps chart sources
 // rewritten (Rewriter.Charts) to repo, the target's charts
-// (rewrite.Mapper.ChartsRepository); "" when none was.
+// (rewrite.Mapper.ChartsRepository); "" when none was. It names no
+// setting of a front end: Config.NoChartSources (noChartSources in a
+// config file) leaves the sources as written, and each front end adds that
+// hint in its own terms (the CLI --no-chart-sources).
 func ChartsSummary(charts []ChartSource, repo string) string {
 	n := 0
 	for _, c := range charts {
@@ -56,7 +59,7 @@ func ChartsSummary(charts []ChartSource, repo string) string {
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%d GitOps chart source(s) rewritten: the controllers pull chart NAME at VERSION from %s/NAME:VERSION, where rehost mirror pushes the charts (noChartSources: true, --no-chart-sources, leaves the sources as written)", n, repo)
+	return fmt.Sprintf("%d GitOps chart source(s) rewritten: the controllers pull chart NAME at VERSION from %s/NAME:VERSION, where rehost mirror pushes the charts", n, repo)
 }
 
 // Summary is what a run found besides its images, as one value that every

@@ -55,6 +55,7 @@ func TestSummary(t *testing.T) {
 func TestSummaryMessagesNameNoFlag(t *testing.T) {
 	in := strings.Join([]string{
 		"apiVersion: operator.tigera.io/v1\nkind: Installation\nmetadata: {name: default}\n",
+		"apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata: {name: podinfo}\nspec: {type: oci, url: oci://ghcr.io/stefanprodan/charts}\n",
 	}, "---\n")
 	rw := mustNew(t, rewrite.Config{})
 	if err := rw.Rewrite(nil, strings.NewReader(in), "in.yaml"); err != nil {
@@ -66,6 +67,7 @@ func TestSummaryMessagesNameNoFlag(t *testing.T) {
 	}
 	for _, tt := range []struct{ name, msg string }{
 		{"setting", s.Settings[0].Message()},
+		{"chart sources", ChartsSummary(s.Charts, rw.Mapper().ChartsRepository())},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.msg == "" || strings.Contains(tt.msg, "--") {
