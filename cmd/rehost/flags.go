@@ -158,10 +158,11 @@ func reportEmbedded(s streams, sum manifest.Summary, what, hint string) {
 }
 
 // reportGuessed sums up the images found by key name in custom resources
-// in one warning (Summary.Guessed).
+// in one warning (Summary.Guessed), with where they are told apart and the
+// flag that leaves them as written.
 func reportGuessed(s streams, sum manifest.Summary) {
 	if sum.Guessed != nil {
-		fmt.Fprintf(s.err, "rehost: warning: %v\n", sum.Guessed)
+		fmt.Fprintf(s.err, "rehost: warning: %v (\"guessed\": true in rehost images -o json); --no-guess-images (noGuessImages: true) leaves them as written, imageFields makes them known\n", sum.Guessed)
 	}
 }
 

@@ -145,8 +145,8 @@ func List(paths []string, opts Options) (*Listing, error) {
 	}
 	// The run's findings, the same rehost images reports.
 	sum := rw.Summary()
-	if sum.Guessed != nil {
-		warn(sum.Guessed)
+	if sum.Guessed != nil { // still a *manifest.GuessedImages to errors.As
+		warn(fmt.Errorf("%w (Guessed in their Image.Occurrences); Options.Config.NoGuessImages leaves them as written, Options.Config.ImageFields makes them known", sum.Guessed))
 	}
 	for _, n := range sum.Operators {
 		warn(errors.New(n.Message()))

@@ -407,6 +407,10 @@ func TestListReportsFindings(t *testing.T) {
 		switch {
 		case errors.As(w, &g):
 			guessed += g.Count
+			// The hint in List's own terms, no flag of the CLI.
+			if msg := w.Error(); !strings.Contains(msg, "Options.Config.NoGuessImages leaves them as written") || strings.Contains(msg, "--") {
+				t.Errorf("guessed images: %q", msg)
+			}
 		case strings.Contains(w.Error(), "Installation"):
 			operators++
 		}

@@ -114,7 +114,8 @@ func (Processor) Process(rl *framework.ResourceList) error {
 	// The run's findings (the same the CLI reports), as warnings.
 	sum := rw.Summary()
 	if g := sum.Guessed; g != nil { // on the resource of the first guessed image
-		rl.Results = append(rl.Results, &framework.Result{Message: g.Error(), Severity: framework.Warning, ResourceRef: locationRef(g.First), Field: &framework.Field{Path: g.First.Field}})
+		msg := g.Error() + "; " + KeyNoGuessImages + ": true in the function config leaves them as written, imageFields in a RewriteConfig makes them known"
+		rl.Results = append(rl.Results, &framework.Result{Message: msg, Severity: framework.Warning, ResourceRef: locationRef(g.First), Field: &framework.Field{Path: g.First.Field}})
 	}
 	if left := sum.EmbeddedLeftOut; len(left) > 0 {
 		// On the resource of the first reference left out.

@@ -55,6 +55,7 @@ func TestSummary(t *testing.T) {
 func TestSummaryMessagesNameNoFlag(t *testing.T) {
 	in := strings.Join([]string{
 		"apiVersion: operator.tigera.io/v1\nkind: Installation\nmetadata: {name: default}\n",
+		"apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nspec: {image: quay.io/team/widget:1.0}\n",
 		"apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata: {name: podinfo}\nspec: {type: oci, url: oci://ghcr.io/stefanprodan/charts}\n",
 	}, "---\n")
 	rw := mustNew(t, rewrite.Config{})
@@ -62,11 +63,12 @@ func TestSummaryMessagesNameNoFlag(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := rw.Summary()
-	if len(s.Settings) != 1 {
-		t.Fatalf("settings %+v, want the Installation's", s.Settings)
+	if len(s.Settings) != 1 || s.Guessed == nil {
+		t.Fatalf("settings %+v, guessed %+v: want the Installation's, the Widget's", s.Settings, s.Guessed)
 	}
 	for _, tt := range []struct{ name, msg string }{
 		{"setting", s.Settings[0].Message()},
+		{"guessed images", s.Guessed.Error()},
 		{"chart sources", ChartsSummary(s.Charts, rw.Mapper().ChartsRepository())},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
