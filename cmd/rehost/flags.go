@@ -167,10 +167,11 @@ func reportGuessed(s streams, sum manifest.Summary) {
 }
 
 // reportOperators warns about the operators that start images no manifest
-// names (none when an image list was read): one line per operator.
+// names (none when an image list was read): one line per operator, with
+// the image list that answers it.
 func reportOperators(s streams, sum manifest.Summary) {
 	for _, n := range sum.Operators {
-		fmt.Fprintf(s.err, "rehost: warning: %s\n", n.Message())
+		fmt.Fprintf(s.err, "rehost: warning: %s: list them in an imageList file beside the manifests (or pass one with --images-from) so that they are mirrored\n", n.Message())
 	}
 }
 

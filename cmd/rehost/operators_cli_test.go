@@ -86,7 +86,7 @@ func TestOperatorWarning(t *testing.T) {
 	cr := filepath.Join(calicoApp, "custom-resources.yaml")
 	for _, args := range [][]string{{"images", cr}, {"rewrite", cr}, {"mirror", "--dry-run", "--progress", "none", cr}} {
 		_, errOut, code := rehost(t, "", args...)
-		if code != 0 || strings.Count(errOut, "the tigera operator starts images no manifest names") != 1 || !strings.Contains(errOut, "imageList") {
+		if code != 0 || strings.Count(errOut, "the tigera operator starts images no manifest names") != 1 || !strings.Contains(errOut, "): list them in an imageList file beside the manifests (or pass one with --images-from) so that they are mirrored\n") {
 			t.Errorf("%v: code %d, stderr:\n%s", args, code, errOut)
 		}
 	}

@@ -413,6 +413,9 @@ func TestListReportsFindings(t *testing.T) {
 			}
 		case strings.Contains(w.Error(), "Installation"):
 			operators++
+			if msg := w.Error(); !strings.Contains(msg, "list them in a file named imageList among the paths") || strings.Contains(msg, "--") {
+				t.Errorf("operator: %q", msg)
+			}
 		}
 	}
 	if guessed != 1 || operators != 1 {

@@ -123,7 +123,8 @@ func (Processor) Process(rl *framework.ResourceList) error {
 		rl.Results = append(rl.Results, &framework.Result{Message: msg, Severity: framework.Warning, ResourceRef: locationRef(left[0].Occurrences[0]), Field: &framework.Field{Path: left[0].Occurrences[0].Field}})
 	}
 	for _, n := range sum.Operators {
-		rl.Results = append(rl.Results, &framework.Result{Message: n.Message(), Severity: framework.Warning, ResourceRef: locationRef(n.Location)})
+		msg := n.Message() + ": list them in an imageList file beside the manifests so that rehost mirror copies them"
+		rl.Results = append(rl.Results, &framework.Result{Message: msg, Severity: framework.Warning, ResourceRef: locationRef(n.Location)})
 	}
 
 	if cfg.ImageList != nil {

@@ -63,12 +63,13 @@ func TestSummaryMessagesNameNoFlag(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := rw.Summary()
-	if len(s.Settings) != 1 || s.Guessed == nil {
+	if len(s.Settings) != 1 || s.Guessed == nil || len(s.Operators) != 1 {
 		t.Fatalf("settings %+v, guessed %+v: want the Installation's, the Widget's", s.Settings, s.Guessed)
 	}
 	for _, tt := range []struct{ name, msg string }{
 		{"setting", s.Settings[0].Message()},
 		{"guessed images", s.Guessed.Error()},
+		{"operator", s.Operators[0].Message()},
 		{"chart sources", ChartsSummary(s.Charts, rw.Mapper().ChartsRepository())},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
