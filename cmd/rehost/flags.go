@@ -158,34 +158,38 @@ func reportEmbedded(s streams, sum manifest.Summary, what, hint string) {
 }
 
 // reportGuessed sums up the images found by key name in custom resources
-// in one warning (Summary.Guessed).
+// in one warning (Summary.Guessed), with where they are told apart and the
+// flag that leaves them as written.
 func reportGuessed(s streams, sum manifest.Summary) {
 	if sum.Guessed != nil {
-		fmt.Fprintf(s.err, "rehost: warning: %v\n", sum.Guessed)
+		fmt.Fprintf(s.err, "rehost: warning: %v (\"guessed\": true in rehost images -o json); --no-guess-images (noGuessImages: true) leaves them as written, imageFields makes them known\n", sum.Guessed)
 	}
 }
 
 // reportOperators warns about the operators that start images no manifest
-// names (none when an image list was read): one line per operator.
+// names (none when an image list was read): one line per operator, with
+// the image list that answers it.
 func reportOperators(s streams, sum manifest.Summary) {
 	for _, n := range sum.Operators {
-		fmt.Fprintf(s.err, "rehost: warning: %s\n", n.Message())
+		fmt.Fprintf(s.err, "rehost: warning: %s: list them in an imageList file beside the manifests (or pass one with --images-from) so that they are mirrored\n", n.Message())
 	}
 }
 
-// reportSettings prints one line per registry setting rehost added.
+// reportSettings prints one line per registry setting rehost added, with
+// the flag that leaves it out.
 func reportSettings(s streams, sum manifest.Summary) {
 	for _, st := range sum.Settings {
 		if msg := st.Message(); msg != "" {
-			fmt.Fprintf(s.err, "rehost: %s\n", msg)
+			fmt.Fprintf(s.err, "rehost: %s (--no-add-registry, noAddRegistry: true, leaves it out)\n", msg)
 		}
 	}
 }
 
-// reportCharts prints one line when GitOps chart sources were rewritten.
+// reportCharts prints one line when GitOps chart sources were rewritten,
+// with the flag that leaves them as written.
 func reportCharts(s streams, rw *manifest.Rewriter, sum manifest.Summary) {
 	if msg := manifest.ChartsSummary(sum.Charts, rw.Mapper().ChartsRepository()); msg != "" {
-		fmt.Fprintf(s.err, "rehost: %s\n", msg)
+		fmt.Fprintf(s.err, "rehost: %s (noChartSources: true, --no-chart-sources, leaves the sources as written)\n", msg)
 	}
 }
 

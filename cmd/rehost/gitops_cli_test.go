@@ -23,7 +23,7 @@ func TestRewriteGitOps(t *testing.T) {
 		if code != 0 || out != string(want) {
 			t.Errorf("%s: code %d, stderr %s\nstdout:\n%s", name, code, errOut, out)
 		}
-		if !strings.Contains(errOut, "GitOps chart source(s) rewritten: the controllers pull chart NAME at VERSION from sea.hub:5000/charts/NAME:VERSION") {
+		if !strings.Contains(errOut, "GitOps chart source(s) rewritten: the controllers pull chart NAME at VERSION from sea.hub:5000/charts/NAME:VERSION, where rehost mirror pushes the charts (noChartSources: true, --no-chart-sources, leaves the sources as written)\n") {
 			t.Errorf("%s: stderr %q", name, errOut)
 		}
 	}

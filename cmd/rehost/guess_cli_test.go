@@ -31,7 +31,7 @@ func TestGuessedImagesCLI(t *testing.T) {
 	}
 	wantErr := []string{
 		`rehost: warning: <stdin>:6: CephCluster rook-ceph/rook-ceph: spec.csi.pluginImage: "<YOUR-IMAGE>" left as written: invalid image reference`,
-		"rehost: warning: 1 image(s) in custom resources found by name: CephCluster spec.cephVersion.image; ",
+		"rehost: warning: 1 image(s) in custom resources found by name: CephCluster spec.cephVersion.image; listed and rewritten like image fields (\"guessed\": true in rehost images -o json); --no-guess-images (noGuessImages: true) leaves them as written, imageFields makes them known",
 	}
 	lines := strings.Split(strings.TrimSuffix(errOut, "\n"), "\n")
 	if len(lines) != len(wantErr) {

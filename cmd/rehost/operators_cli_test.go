@@ -65,7 +65,7 @@ func TestSealerAppRewrite(t *testing.T) {
 	if !strings.Contains(out, "image: sea.hub:5000/tigera/operator:v1.34.0") {
 		t.Errorf("operator image not rewritten:\n%s", out)
 	}
-	if !strings.Contains(errOut, "custom-resources.yaml:9: Installation default: registry setting spec.registry: sea.hub:5000/ added") || strings.Contains(errOut, "starts images") {
+	if !strings.Contains(errOut, "custom-resources.yaml:9: Installation default: registry setting spec.registry: sea.hub:5000/ added: its operator pulls the images it starts from the target registry (--no-add-registry, noAddRegistry: true, leaves it out)\n") || strings.Contains(errOut, "starts images") {
 		t.Errorf("stderr: %s", errOut)
 	}
 	got, _ := os.ReadFile(list)
@@ -86,7 +86,7 @@ func TestOperatorWarning(t *testing.T) {
 	cr := filepath.Join(calicoApp, "custom-resources.yaml")
 	for _, args := range [][]string{{"images", cr}, {"rewrite", cr}, {"mirror", "--dry-run", "--progress", "none", cr}} {
 		_, errOut, code := rehost(t, "", args...)
-		if code != 0 || strings.Count(errOut, "the tigera operator starts images no manifest names") != 1 || !strings.Contains(errOut, "imageList") {
+		if code != 0 || strings.Count(errOut, "the tigera operator starts images no manifest names") != 1 || !strings.Contains(errOut, "): list them in an imageList file beside the manifests (or pass one with --images-from) so that they are mirrored\n") {
 			t.Errorf("%v: code %d, stderr:\n%s", args, code, errOut)
 		}
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -69,7 +70,7 @@ is an error naming it.`,
 			// Nothing is written unless the whole policy is.
 			docs, err := policy.Documents(c, o)
 			if err != nil {
-				return err
+				return policyError(err)
 			}
 			var out bytes.Buffer
 			if err := policy.Encode(&out, docs); err != nil {
@@ -99,4 +100,21 @@ is an error naming it.`,
 	fs.StringVar(&o.NamespaceSelector, "namespace-selector", policy.DefaultNamespaceSelector, "label selector of the namespaces the policy applies to ('' for all)")
 	fs.StringVar(&pinsFile, "pins", "", "give pinned images their pinned target, as rehost rewrite --pins (`FILE` of SOURCE<TAB>TARGET lines; --format admission)")
 	return cmd
+}
+
+// policyError words an error of policy.Documents with the flags of rehost
+// policy: a feature the format asked for cannot express names the --format
+// that can (the library's message names no flag).
+func policyError(err error) error {
+	var ue *policy.UnsupportedError
+	if !errors.As(err, &ue) || ue.Format != policy.Kyverno {
+		return err
+	}
+	switch ue.Feature {
+	case "api-version":
+		return fmt.Errorf("rehost policy: api-version: only for --format %s", policy.Admission)
+	case "pins":
+		return fmt.Errorf("rehost policy: pins: not supported with --format %s: the Kyverno policy carries no table of pinned digests; use --format %s, or pin at render time (rehost rewrite --pins)", policy.Kyverno, policy.Admission)
+	}
+	return err
 }

@@ -145,11 +145,11 @@ func List(paths []string, opts Options) (*Listing, error) {
 	}
 	// The run's findings, the same rehost images reports.
 	sum := rw.Summary()
-	if sum.Guessed != nil {
-		warn(sum.Guessed)
+	if sum.Guessed != nil { // still a *manifest.GuessedImages to errors.As
+		warn(fmt.Errorf("%w (Guessed in their Image.Occurrences); Options.Config.NoGuessImages leaves them as written, Options.Config.ImageFields makes them known", sum.Guessed))
 	}
 	for _, n := range sum.Operators {
-		warn(errors.New(n.Message()))
+		warn(errors.New(n.Message() + ": list them in a file named imageList among the paths so that they are mirrored"))
 	}
 	if msg := manifest.EmbeddedSummary(sum.EmbeddedLeftOut, "listed", "app.Options.ListEmbedded lists them"); msg != "" {
 		warn(errors.New(msg))

@@ -407,8 +407,15 @@ func TestListReportsFindings(t *testing.T) {
 		switch {
 		case errors.As(w, &g):
 			guessed += g.Count
+			// The hint in List's own terms, no flag of the CLI.
+			if msg := w.Error(); !strings.Contains(msg, "Options.Config.NoGuessImages leaves them as written") || strings.Contains(msg, "--") {
+				t.Errorf("guessed images: %q", msg)
+			}
 		case strings.Contains(w.Error(), "Installation"):
 			operators++
+			if msg := w.Error(); !strings.Contains(msg, "list them in a file named imageList among the paths") || strings.Contains(msg, "--") {
+				t.Errorf("operator: %q", msg)
+			}
 		}
 	}
 	if guessed != 1 || operators != 1 {

@@ -57,8 +57,8 @@ items:
 		got = append(got, string(r.Severity)+": "+r.Message)
 	}
 	all := strings.Join(got, "\n")
-	if len(got) != 2 || !strings.Contains(got[0], "info: ") || !strings.Contains(got[0], "registry setting spec.registry: sea.hub:5000/ added") ||
-		!strings.Contains(got[1], "warning: ") || !strings.Contains(got[1], "the tigera operator starts images no manifest names") {
+	if len(got) != 2 || !strings.Contains(got[0], "info: ") || !strings.Contains(got[0], "registry setting spec.registry: sea.hub:5000/ added") || !strings.Contains(got[0], "(noAddRegistry: true in the function config leaves it out)") || strings.Contains(got[0], "--") ||
+		!strings.Contains(got[1], "warning: ") || !strings.Contains(got[1], "the tigera operator starts images no manifest names") || !strings.Contains(got[1], "list them in an imageList file") || strings.Contains(got[1], "--") {
 		t.Errorf("results:\n%s", all)
 	}
 	reg, err := rl.Items[0].Pipe(yaml.Lookup("spec", "registry"))

@@ -96,6 +96,7 @@ func (Processor) Process(rl *framework.ResourceList) error {
 		}
 		for _, st := range rw.Settings()[settings:] {
 			if msg := st.Message(); msg != "" {
+				msg += " (" + KeyNoAddRegistry + ": true in the function config leaves it out)"
 				rl.Results = append(rl.Results, &framework.Result{Message: msg, Severity: framework.Info, ResourceRef: id, Field: &framework.Field{Path: st.Location.Field}, File: file})
 			}
 		}
@@ -113,7 +114,8 @@ func (Processor) Process(rl *framework.ResourceList) error {
 	// The run's findings (the same the CLI reports), as warnings.
 	sum := rw.Summary()
 	if g := sum.Guessed; g != nil { // on the resource of the first guessed image
-		rl.Results = append(rl.Results, &framework.Result{Message: g.Error(), Severity: framework.Warning, ResourceRef: locationRef(g.First), Field: &framework.Field{Path: g.First.Field}})
+		msg := g.Error() + "; " + KeyNoGuessImages + ": true in the function config leaves them as written, imageFields in a RewriteConfig makes them known"
+		rl.Results = append(rl.Results, &framework.Result{Message: msg, Severity: framework.Warning, ResourceRef: locationRef(g.First), Field: &framework.Field{Path: g.First.Field}})
 	}
 	if left := sum.EmbeddedLeftOut; len(left) > 0 {
 		// On the resource of the first reference left out.
@@ -121,7 +123,8 @@ func (Processor) Process(rl *framework.ResourceList) error {
 		rl.Results = append(rl.Results, &framework.Result{Message: msg, Severity: framework.Warning, ResourceRef: locationRef(left[0].Occurrences[0]), Field: &framework.Field{Path: left[0].Occurrences[0].Field}})
 	}
 	for _, n := range sum.Operators {
-		rl.Results = append(rl.Results, &framework.Result{Message: n.Message(), Severity: framework.Warning, ResourceRef: locationRef(n.Location)})
+		msg := n.Message() + ": list them in an imageList file beside the manifests so that rehost mirror copies them"
+		rl.Results = append(rl.Results, &framework.Result{Message: msg, Severity: framework.Warning, ResourceRef: locationRef(n.Location)})
 	}
 
 	if cfg.ImageList != nil {

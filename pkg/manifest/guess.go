@@ -357,7 +357,11 @@ func mergedPairs(m *yaml.Node, walks map[*yaml.Node]int) [][2]*yaml.Node {
 // GuessedImages is the warning that sums up, once per run, the image
 // references found in custom resources by the name of their keys (see
 // Field.Guessed): they are listed and rewritten like those of image
-// fields, and Config.NoGuessImages leaves them as written.
+// fields, Config.NoGuessImages (noGuessImages in a config file) leaves
+// them as written and Config.ImageFields (imageFields) makes them known.
+// Its message states the facts and names no setting of a front end: each
+// adds that hint in its own terms (the CLI --no-guess-images, the KRM
+// function's noGuessImages, app.Options.Config.NoGuessImages).
 type GuessedImages struct {
 	// Count is how many references were found so.
 	Count int
@@ -379,7 +383,7 @@ func (g *GuessedImages) Error() string {
 		more = fmt.Sprintf(" and %d more", len(list)-maxGuessedFields)
 		list = list[:maxGuessedFields]
 	}
-	return fmt.Sprintf("%d image(s) in custom resources found by name: %s%s; listed and rewritten like image fields (\"guessed\": true in rehost images -o json); --no-guess-images (noGuessImages: true) leaves them as written, imageFields makes them known", g.Count, strings.Join(list, ", "), more)
+	return fmt.Sprintf("%d image(s) in custom resources found by name: %s%s; listed and rewritten like image fields", g.Count, strings.Join(list, ", "), more)
 }
 
 // guessTally collects the guessed references of a run.

@@ -397,7 +397,7 @@ func TestGuessedSummary(t *testing.T) {
 	}
 	msg := g.Error()
 	if !strings.HasPrefix(msg, "25 image(s) in custom resources found by name: CephCluster spec.cephVersion.image, Widget spec.parts[].image00.image,") ||
-		!strings.Contains(msg, "Widget spec.parts[].image08.image and 3 more; ") || !strings.Contains(msg, "--no-guess-images") {
+		!strings.Contains(msg, "Widget spec.parts[].image08.image and 3 more; listed and rewritten like image fields") || strings.Contains(msg, "--") {
 		t.Errorf("message %q", msg)
 	}
 	js, err := json.Marshal(rw.Images()[0].Occurrences[0])

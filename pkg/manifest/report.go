@@ -26,7 +26,10 @@ func EmbeddedSummary(left []rewrite.Image, what, hint string) string {
 }
 
 // Message is the one-line report of an added registry setting; "" for a
-// setting that was not added.
+// setting that was not added. It states the fact and names no setting of
+// a front end: Config.NoAddRegistry (noAddRegistry in a config file)
+// leaves the setting out, and each front end adds that hint in its own
+// terms (the CLI --no-add-registry, the KRM function's noAddRegistry).
 func (s Setting) Message() string {
 	if !s.Added {
 		return ""
@@ -37,12 +40,15 @@ func (s Setting) Message() string {
 	}
 	loc := s.Location
 	loc.Field = ""
-	return fmt.Sprintf("%s: registry setting %s: %s %s: its operator pulls the images it starts from the target registry (--no-add-registry, noAddRegistry: true, leaves it out)", loc, s.Location.Field, s.Target, what)
+	return fmt.Sprintf("%s: registry setting %s: %s %s: its operator pulls the images it starts from the target registry", loc, s.Location.Field, s.Target, what)
 }
 
 // ChartsSummary is the one-line report of the GitOps chart sources
 // rewritten (Rewriter.Charts) to repo, the target's charts
-// (rewrite.Mapper.ChartsRepository); "" when none was.
+// (rewrite.Mapper.ChartsRepository); "" when none was. It names no
+// setting of a front end: Config.NoChartSources (noChartSources in a
+// config file) leaves the sources as written, and each front end adds that
+// hint in its own terms (the CLI --no-chart-sources).
 func ChartsSummary(charts []ChartSource, repo string) string {
 	n := 0
 	for _, c := range charts {
@@ -53,7 +59,7 @@ func ChartsSummary(charts []ChartSource, repo string) string {
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%d GitOps chart source(s) rewritten: the controllers pull chart NAME at VERSION from %s/NAME:VERSION, where rehost mirror pushes the charts (noChartSources: true, --no-chart-sources, leaves the sources as written)", n, repo)
+	return fmt.Sprintf("%d GitOps chart source(s) rewritten: the controllers pull chart NAME at VERSION from %s/NAME:VERSION, where rehost mirror pushes the charts", n, repo)
 }
 
 // Summary is what a run found besides its images, as one value that every

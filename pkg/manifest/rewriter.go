@@ -140,10 +140,12 @@ type OperatorNote struct {
 	Count    int              `json:"count"`
 }
 
-// Message is the one-line warning for the note, as the CLI, the KRM
-// function and rehost mirror print it.
+// Message is the one-line warning for the note: where, which operator,
+// which images. It names no setting of a front end: the remedy is an
+// image list (a file named imageList among the inputs, ReadImageList),
+// which each front end words in its own terms (the CLI's --images-from).
 func (n OperatorNote) Message() string {
-	return fmt.Sprintf("%s: %s starts images no manifest names (%s): list them in an imageList file beside the manifests (or pass one with --images-from) so that they are mirrored", n.Location, n.Operator, n.Starts)
+	return fmt.Sprintf("%s: %s starts images no manifest names (%s)", n.Location, n.Operator, n.Starts)
 }
 
 // New returns a Rewriter for the config.

@@ -48,3 +48,34 @@ func TestSummary(t *testing.T) {
 		})
 	}
 }
+
+// TestSummaryMessagesNameNoFlag: the messages of a Summary state facts in
+// the library's terms; each front end adds its own hint (the CLI's flag,
+// the KRM function's config field), so none names a flag.
+func TestSummaryMessagesNameNoFlag(t *testing.T) {
+	in := strings.Join([]string{
+		"apiVersion: operator.tigera.io/v1\nkind: Installation\nmetadata: {name: default}\n",
+		"apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w}\nspec: {image: quay.io/team/widget:1.0}\n",
+		"apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata: {name: podinfo}\nspec: {type: oci, url: oci://ghcr.io/stefanprodan/charts}\n",
+	}, "---\n")
+	rw := mustNew(t, rewrite.Config{})
+	if err := rw.Rewrite(nil, strings.NewReader(in), "in.yaml"); err != nil {
+		t.Fatal(err)
+	}
+	s := rw.Summary()
+	if len(s.Settings) != 1 || s.Guessed == nil || len(s.Operators) != 1 {
+		t.Fatalf("settings %+v, guessed %+v: want the Installation's, the Widget's", s.Settings, s.Guessed)
+	}
+	for _, tt := range []struct{ name, msg string }{
+		{"setting", s.Settings[0].Message()},
+		{"guessed images", s.Guessed.Error()},
+		{"operator", s.Operators[0].Message()},
+		{"chart sources", ChartsSummary(s.Charts, rw.Mapper().ChartsRepository())},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.msg == "" || strings.Contains(tt.msg, "--") {
+				t.Errorf("message %q: want a fact naming no flag", tt.msg)
+			}
+		})
+	}
+}

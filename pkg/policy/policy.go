@@ -69,11 +69,16 @@ type Options struct {
 
 // UnsupportedError reports a part of the mapping that the requested policy
 // cannot express: rather than a policy that does something else, no
-// policy.
+// policy. Its message names no flag of a front end: Format says which
+// format refused the feature, and a front end adds how to ask for another
+// in its own terms (the CLI --format).
 type UnsupportedError struct {
 	// Feature names the config field or option.
 	Feature string
-	Reason  string
+	// Format, when set, is the policy format that cannot express Feature,
+	// which another format can (Options.Format).
+	Format Format
+	Reason string
 	// Err, when set, is the typed cause (a *rewrite.PinConflictError);
 	// Reason is its message.
 	Err error
@@ -201,10 +206,10 @@ func Documents(c rewrite.Config, o Options) ([]*yaml.Node, error) {
 		return g.admission(), nil
 	case Kyverno:
 		if o.APIVersion != "" {
-			return nil, &UnsupportedError{Feature: "api-version", Reason: "only for --format admission"}
+			return nil, &UnsupportedError{Feature: "api-version", Format: Kyverno, Reason: "only for the admission format"}
 		}
 		if len(pins) > 0 {
-			return nil, &UnsupportedError{Feature: "pins", Reason: "not supported with --format kyverno: the Kyverno policy carries no table of pinned digests; use --format admission, or pin at render time (rehost rewrite --pins)"}
+			return nil, &UnsupportedError{Feature: "pins", Format: Kyverno, Reason: "not supported by the kyverno format: the Kyverno policy carries no table of pinned digests; use the admission format, or pin at render time"}
 		}
 		return g.kyverno(), nil
 	}

@@ -119,6 +119,13 @@ func TestUnsupported(t *testing.T) {
 		if !errors.As(err, &ue) || ue.Feature != tt.feature {
 			t.Errorf("%+v: error %v, want one naming %s", tt.o, err, tt.feature)
 		}
+		// The library's terms: the CLI adds its flags (cmd/rehost policy.go).
+		if err != nil && strings.Contains(err.Error(), "--") {
+			t.Errorf("%+v: error %q names a flag", tt.o, err)
+		}
+		if ue != nil && (ue.Format == Kyverno) != (tt.o.Format == Kyverno) {
+			t.Errorf("%+v: Format %q, want the format that refused it", tt.o, ue.Format)
+		}
 		if b.Len() > 0 {
 			t.Errorf("%+v: wrote %d bytes", tt.o, b.Len())
 		}
