@@ -29,18 +29,23 @@ import (
 // always a path, as with Helm. rehost-helm fetches each with Helm's getters
 // into a temporary directory, removed when the command ends.
 type chartSource struct {
-	version      string
-	repo         string
-	plainHTTP    bool
-	userConfig   bool
-	maxChartSize int64
-	maxIndexSize int64
+	version       string
+	repo          string
+	plainHTTP     bool
+	userConfig    bool
+	maxChartSize  int64
+	maxIndexSize  int64
+	noFetchDeps   bool     // --no-fetch-dependencies
+	sourceMirrors []string // PREFIX=MIRROR, for the dependencies (mirror's --source-mirror)
 
 	cmd   *cobra.Command
 	dir   string            // the fetched and packaged charts, under os.TempDir
 	n     int               // directories made in dir
 	shown map[string]string // fetched file -> what the user gave, for messages
 	found []chartInput      // the chart inputs read, in order
+
+	vendored map[string]string // chart path -> the chart with its dependencies (dependencies.go)
+	copies   map[string]string // such a copy -> the chart path
 
 	secrets redact.Secrets // credentials of the references, kept out of messages
 
@@ -69,6 +74,7 @@ func (c *chartSource) register(cmd *cobra.Command) {
 	c.maxChartSize, c.maxIndexSize = rendered.DefaultMaxChartSize, rendered.DefaultMaxIndexSize
 	fs.Var(bytesize.Value{N: &c.maxChartSize}, "max-chart-size", "chart references: refuse a chart whose downloads (the .tgz and its .prov, or an OCI chart's manifest and blobs, together) are larger than this")
 	fs.Var(bytesize.Value{N: &c.maxIndexSize}, "max-index-size", "chart references: refuse a chart repository whose index.yaml is larger than this (Helm parses an index at about 30 times its size in memory)")
+	fs.BoolVar(&c.noFetchDeps, "no-fetch-dependencies", false, "charts: fail on a chart whose dependencies are not all in its charts/ directory, instead of fetching them into a private copy of it (as helm dependency build would, the chart left as it is)")
 	// mirror has its own, which bounds its registry requests too.
 	if fs.Lookup("stall-timeout") == nil {
 		fs.Duration("stall-timeout", rendered.DefaultStallTimeout, "chart references: give up on a download that moves less than 1 KiB/s over this long (waiting for an answer included)")
@@ -284,6 +290,9 @@ func (c *chartSource) fetch(ref string) (*rendered.ChartFile, error) {
 // show is what a chart path is called in messages: the reference it was
 // fetched from, or the path itself.
 func (c *chartSource) show(path string) string {
+	if orig, ok := c.copies[path]; ok {
+		path = orig
+	}
 	if s, ok := c.shown[path]; ok {
 		return s
 	}

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Chart dependencies: a chart whose dependencies are not all in its
+// charts/ directory has them fetched by rehost-helm dependencies into a
+// copy of the chart in the command's temporary directory (the user's
+// chart is never written), once per run; the copy is rendered, relocated
+// and pushed in its place, and messages name the chart as given.
+
+// withDependencies returns the chart to use for the chart at path: path
+// itself when it declares no dependency or --no-fetch-dependencies is
+// given (rendering then fails as Helm does when one is missing), else
+// what rehost-helm dependencies made of it.
+func (c *chartSource) withDependencies(path string) (string, error) {
+	if c.noFetchDeps {
+		return path, nil
+	}
+	if p, ok := c.vendored[path]; ok {
+		return p, nil
+	}
+	if !declaresDependencies(path) {
+		return path, nil
+	}
+	if d := c.stallTimeout(); d <= 0 {
+		return "", fmt.Errorf("--stall-timeout %s: want a positive duration, like 2m", d)
+	}
+	dest, err := c.tempDir()
+	if err != nil {
+		return "", err
+	}
+	tmp, err := c.tempDir()
+	if err != nil {
+		return "", err
+	}
+	args := []string{"dependencies", "--dest=" + dest, fmt.Sprintf("--max-chart-size=%d", c.maxChartSize), fmt.Sprintf("--max-index-size=%d", c.maxIndexSize), "--stall-timeout=" + c.stallTimeout().String()}
+	if c.plainHTTP {
+		args = append(args, "--plain-http")
+	}
+	if c.userConfig {
+		args = append(args, "--helm-user-config")
+	}
+	for _, m := range c.sourceMirrors {
+		args = append(args, "--source-mirror="+m)
+	}
+	hc, err := c.helmClient()
+	if err != nil {
+		return "", err
+	}
+	d, err := hc.Dependencies(append(args, "--", path), tmp)
+	if err != nil {
+		return "", helperError("", err)
+	}
+	if c.vendored == nil {
+		c.vendored, c.copies = map[string]string{}, map[string]string{}
+	}
+	c.vendored[path] = d.Path
+	if d.Path != path {
+		c.copies[d.Path] = path
+		for _, f := range d.Fetched {
+			how := "its constraint " + f.Version
+			if f.Locked {
+				how = "Chart.lock"
+			}
+			from := ""
+			if f.From != f.Repository {
+				from = " (read from " + f.From + ")"
+			}
+			fmt.Fprintf(c.stderr(), "rehost: chart %s: fetched dependency %s %s from %s%s, by %s\n", c.show(path), f.Name, f.Fetched, f.Repository, from, how)
+		}
+	}
+	return d.Path, nil
+}
+
+// redact keeps credentials out of the helper's messages, and names the
+// charts as the user gave them: a copy with its dependencies by the
+// chart's path, a fetched chart by its reference.
+func (c *chartSource) redact(s string) string {
+	s = c.secrets.String(s)
+	for cp, orig := range c.copies {
+		s = strings.ReplaceAll(s, cp, c.show(orig))
+	}
+	return s
+}
+
+// declaresDependencies says whether the chart at path (a directory or a
+// packaged chart) declares dependencies: Chart.yaml's dependencies, or an
+// apiVersion v1 chart's requirements.yaml. When it cannot tell, it says
+// yes, and rehost-helm finds out.
+func declaresDependencies(path string) bool {
+	st, err := os.Stat(path)
+	if err != nil {
+		return true
+	}
+	if st.IsDir() {
+		for _, name := range []string{"Chart.yaml", "requirements.yaml"} {
+			raw, err := os.ReadFile(filepath.Join(path, name))
+			if err == nil && hasDependencies(raw) {
+				return true
+			}
+		}
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		return true
+	}
+	tr := tar.NewReader(gz)
+	// Only the top directory's Chart.yaml and requirements.yaml, each
+	// bounded: a chart's metadata is small.
+	const maxMeta = 1 << 20
+	seen := 0
+	for seen < 2 {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return false
+		}
+		if err != nil {
+			return true
+		}
+		parts := strings.Split(strings.TrimPrefix(h.Name, "./"), "/")
+		if len(parts) != 2 || parts[1] != "Chart.yaml" && parts[1] != "requirements.yaml" {
+			continue
+		}
+		seen++
+		raw, err := io.ReadAll(io.LimitReader(tr, maxMeta))
+		if err != nil || hasDependencies(raw) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasDependencies says whether a Chart.yaml or requirements.yaml lists a
+// dependency (or cannot be read: rehost-helm then says why).
+func hasDependencies(raw []byte) bool {
+	var meta struct {
+		Dependencies []interface{} `yaml:"dependencies"`
+	}
+	if err := yaml.Unmarshal(raw, &meta); err != nil {
+		return true
+	}
+	return len(meta.Dependencies) > 0
+}
