@@ -107,6 +107,29 @@ func (c *chartSource) changed() []string {
 	return set
 }
 
+// unused lists the chart reference flags given that apply to none of the
+// local charts: those that also bound the fetching of dependencies
+// (--plain-http, --helm-user-config, --max-chart-size, --max-index-size)
+// apply when one of them declares dependencies.
+func (c *chartSource) unused(charts []string) []string {
+	set := c.changed()
+	if c.noFetchDeps {
+		return set
+	}
+	for _, ch := range charts {
+		if declaresDependencies(ch) {
+			var keep []string
+			for _, f := range set {
+				if f == "--version" || f == "--repo" {
+					keep = append(keep, f)
+				}
+			}
+			return keep
+		}
+	}
+	return set
+}
+
 // isRef says whether arg names a chart to fetch rather than a local path.
 func (c *chartSource) isRef(arg string) bool {
 	switch {
@@ -166,7 +189,13 @@ func (c *chartSource) expand(args []string, s streams) (*manifest.Expanded, erro
 		}
 		out.Inputs = append(out.Inputs, manifest.Input{Path: f.Path, Rel: filepath.Base(f.Path), Chart: true})
 	}
-	if set := c.changed(); len(set) > 0 && refs == 0 {
+	var charts []string
+	for _, in := range out.Inputs {
+		if in.Chart {
+			charts = append(charts, in.Path)
+		}
+	}
+	if set := c.unused(charts); len(set) > 0 && refs == 0 {
 		fmt.Fprintf(s.err, "rehost: warning: %s only apply to chart references (oci://…, NAME with --repo), and no input is one\n", strings.Join(set, ", "))
 	}
 	if len(out.Inputs) == 0 && len(local) > 0 {
@@ -184,7 +213,7 @@ func (c *chartSource) local(arg string) (string, error) {
 		if _, err := os.Stat(arg); errors.Is(err, fs.ErrNotExist) && repoName(arg) {
 			return "", fmt.Errorf("%w (a chart in a repository: --repo URL, or --helm-user-config for the repositories of helm repo add)", err)
 		}
-		if set := c.changed(); len(set) > 0 {
+		if set := c.unused([]string{arg}); len(set) > 0 {
 			fmt.Fprintf(c.cmd.ErrOrStderr(), "rehost: warning: %s only apply to chart references (oci://…, NAME with --repo), and %s is a local path\n", strings.Join(set, ", "), arg)
 		}
 		return arg, nil

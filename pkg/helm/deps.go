@@ -15,6 +15,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -468,6 +469,11 @@ func (f *depFetcher) fetch(d, lock *chart.Dependency, localBase, work, charts st
 			}
 			r.CachePath = f.cache
 			if _, err := r.DownloadIndexFile(); err != nil {
+				if strings.Contains(err.Error(), "unmarshal") || strings.Contains(err.Error(), "no API version") {
+					// Helm's words for an index.yaml that is HTML (a
+					// login page) or other YAML.
+					return nil, fail(shownFrom, fmt.Errorf("%s is not a chart repository: its index.yaml is not a repository index (%w)", redact.URLs(mirrored), err))
+				}
 				return nil, fail(shownFrom, fmt.Errorf("%s is not a chart repository or cannot be reached: %w", redact.URLs(mirrored), err))
 			}
 			f.indexed[e.Name] = true
@@ -497,9 +503,12 @@ func (f *depFetcher) fetch(d, lock *chart.Dependency, localBase, work, charts st
 	}
 	files, err := filepath.Glob(filepath.Join(work, "charts", "*.tgz"))
 	if err != nil || len(files) != 1 {
-		note := strings.TrimSpace(out.String())
-		if i := strings.LastIndex(note, "Could not verify"); i >= 0 {
-			note = note[i:]
+		// Helm's manager notes a download that is not a chart and
+		// skips it: "Could not verify DIR/x.tgz for moving: file
+		// 'DIR/x.tgz' does not appear to be …; got 'text/html' (Skipping)".
+		note := "Helm's downloader saved nothing"
+		if m := skipped.FindStringSubmatch(out.String()); m != nil {
+			note = filepath.Base(m[1]) + ": " + strings.Replace(m[2], "file '"+m[1]+"' ", "it ", 1)
 		}
 		return nil, fail(shownFrom, fmt.Errorf("what it served is not a chart: %s", note))
 	}
@@ -524,6 +533,9 @@ func (f *depFetcher) fetch(d, lock *chart.Dependency, localBase, work, charts st
 		Fetched: got.Metadata.Version, File: dest,
 	}, nil
 }
+
+// skipped is the manager's note of a download that is not a chart.
+var skipped = regexp.MustCompile(`Could not verify (\S+) for moving: (.*?)\s*\(Skipping\)`)
 
 // managerKeyPrefix and keyOf name a repository that is not in the Helm
 // repositories file as Helm's downloader manager does, so that it finds

@@ -348,6 +348,7 @@ func TestFetchDependenciesBad(t *testing.T) {
 			before := treeHash(t, chart)
 			work := t.TempDir()
 			_, _, err := FetchDependencies(context.Background(), chart, work, DependencyOptions{StallTimeout: -1})
+			t.Log(err)
 			var de *DependencyError
 			if !errors.As(err, &de) || !strings.HasPrefix(err.Error(), "chart "+chart+": "+tt.want) {
 				t.Fatalf("error %v, want a DependencyError starting %q", err, "chart "+chart+": "+tt.want)
@@ -381,4 +382,51 @@ func valuesOpts(set ...string) values.Options { return values.Options{Values: se
 func mustMetadata(t *testing.T, name, version string) *chart.Metadata {
 	t.Helper()
 	return &chart.Metadata{APIVersion: chart.APIVersionV2, Name: name, Version: version}
+}
+
+// TestFetchDependenciesCredentials: credentials in a dependency's
+// repository URL go to the repository's origin, not to where its index
+// sends the chart, and no message shows them.
+func TestFetchDependenciesCredentials(t *testing.T) {
+	userHelmDirs(t)
+	dir := t.TempDir()
+	subchart(t, dir, "sub-a", "", "")
+	var leaked []string
+	charts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" {
+			leaked = append(leaked, r.URL.Path)
+		}
+		http.FileServer(http.Dir(dir)).ServeHTTP(w, r)
+	}))
+	t.Cleanup(charts.Close)
+	idx := repo.NewIndexFile()
+	idx.MustAdd(mustMetadata(t, "sub-a", "0.1.0"), "sub-a-0.1.0.tgz", charts.URL, "sha256:0")
+	index := filepath.Join(t.TempDir(), "index.yaml")
+	idx.WriteFile(index, 0o644)
+	authed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); !ok || u != "user" || p != "s3cret" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		http.ServeFile(w, r, index)
+	}))
+	t.Cleanup(authed.Close)
+	withAuth := strings.Replace(authed.URL, "http://", "http://user:s3cret@", 1)
+	srv, _ := depRepo(t)
+	chart := unvendored(t, map[string]string{"sub-a": withAuth, "sub-b": srv.URL, "sub-c": srv.URL}, nil, "")
+	_, fetched, err := FetchDependencies(context.Background(), chart, t.TempDir(), DependencyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(leaked) > 0 {
+		t.Errorf("the repository's credentials went to another origin: %v", leaked)
+	}
+	if fetched[0].Repository != strings.Replace(authed.URL, "http://", "http://[redacted]@", 1) && strings.Contains(fetched[0].Repository, "s3cret") {
+		t.Errorf("the fetched dependency shows the credentials: %+v", fetched[0])
+	}
+	wrong := unvendored(t, map[string]string{"sub-a": strings.Replace(withAuth, "s3cret", "wr0ng", 1), "sub-b": srv.URL, "sub-c": srv.URL}, nil, "")
+	_, _, err = FetchDependencies(context.Background(), wrong, t.TempDir(), DependencyOptions{})
+	if err == nil || strings.Contains(err.Error(), "wr0ng") || !strings.Contains(err.Error(), "dependency sub-a version 0.1.0 from ") {
+		t.Errorf("refused credentials: %v", err)
+	}
 }

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// TestDeclaresDependencies: rehost asks rehost-helm to fetch dependencies
+// only for a chart that declares some (Chart.yaml, requirements.yaml of
+// apiVersion v1, in a directory or a packaged chart), and when it cannot
+// tell.
+func TestDeclaresDependencies(t *testing.T) {
+	charts := filepath.Join("..", "..", "testdata", "charts")
+	tgz := func(files map[string]string) string {
+		var buf bytes.Buffer
+		gz := gzip.NewWriter(&buf)
+		tw := tar.NewWriter(gz)
+		for name, content := range files {
+			tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(content)), Typeflag: tar.TypeReg})
+			tw.Write([]byte(content))
+		}
+		tw.Close()
+		gz.Close()
+		p := filepath.Join(t.TempDir(), "c.tgz")
+		os.WriteFile(p, buf.Bytes(), 0o644)
+		return p
+	}
+	for _, tt := range []struct {
+		name string
+		path string
+		want bool
+	}{
+		{"dependencies", filepath.Join(charts, "missingdep"), true},
+		{"vendored dependencies", filepath.Join(charts, "parent"), true},
+		{"none", filepath.Join(charts, "hooks"), false},
+		{"packaged, none", tgz(map[string]string{"c/Chart.yaml": "apiVersion: v2\nname: c\nversion: 1.0.0\n", "c/values.yaml": "a: 1\n"}), false},
+		{"packaged", tgz(map[string]string{"c/Chart.yaml": "apiVersion: v2\nname: c\nversion: 1.0.0\ndependencies:\n- name: d\n  version: 1.0.0\n  repository: https://x\n"}), true},
+		{"packaged, v1", tgz(map[string]string{"c/Chart.yaml": "apiVersion: v1\nname: c\nversion: 1.0.0\n", "c/requirements.yaml": "dependencies:\n- name: d\n"}), true},
+		{"a subchart's are its own", tgz(map[string]string{"c/Chart.yaml": "apiVersion: v2\nname: c\nversion: 1.0.0\n", "c/charts/s/Chart.yaml": "dependencies:\n- name: d\n"}), false},
+		{"not gzip", writeFile(t, "c.tgz", "not a chart"), true},
+		{"missing", filepath.Join(t.TempDir(), "nope"), true},
+		{"bad YAML", writeFile(t, "Chart.yaml", ":\n\t- ["), false},
+	} {
+		path := tt.path
+		if filepath.Base(path) == "Chart.yaml" {
+			path = filepath.Dir(path)
+			tt.want = true // cannot tell: rehost-helm says why
+		}
+		if got := declaresDependencies(path); got != tt.want {
+			t.Errorf("%s: %t, want %t", tt.name, got, tt.want)
+		}
+	}
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
