@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -63,4 +64,35 @@ func writeFile(t *testing.T, name, content string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestDependenciesHelper: a chart that declares dependencies is first
+// given to rehost-helm dependencies, with the flags that bound its
+// downloads (and mirror's source mirrors), whose error is rehost's; with
+// --no-fetch-dependencies it is rendered as it is.
+func TestDependenciesHelper(t *testing.T) {
+	chart, _ := filepath.Abs(filepath.Join("..", "..", "testdata", "charts", "missingdep"))
+	msg := "chart " + chart + ": dependency redis version 18.x.x from https://charts.example.com/never-contacted: boom"
+	record := fakeHelper(t, msg, 1)
+	_, errOut, code := rehost(t, "", "images", chart, "--plain-http", "--max-chart-size", "1GiB")
+	if code != 1 || errOut != "rehost: "+msg+"\n" {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+	args, _ := os.ReadFile(record)
+	lines := strings.Split(string(args), "\n")
+	if len(lines) < 8 || lines[0] != "dependencies" || !strings.HasPrefix(lines[1], "--dest=") || strings.Join(lines[2:8], " ") != "--max-chart-size=1073741824 --max-index-size=33554432 --stall-timeout=2m0s --plain-http -- "+chart {
+		t.Errorf("rehost-helm arguments:\n%s", args)
+	}
+
+	record = fakeHelper(t, "boom", 1)
+	rehost(t, "", "mirror", chart, "--registry", "127.0.0.1:1", "--source-mirror", "charts.example.com=mirror.corp/charts")
+	if args, _ := os.ReadFile(record); !strings.HasPrefix(string(args), "dependencies\n") || !strings.Contains(string(args), "\n--source-mirror=charts.example.com=mirror.corp/charts\n") {
+		t.Errorf("mirror: rehost-helm arguments:\n%s", args)
+	}
+
+	record = fakeHelper(t, "missing chart dependencies", 1)
+	rehost(t, "", "images", chart, "--no-fetch-dependencies")
+	if args, _ := os.ReadFile(record); strings.HasPrefix(string(args), "dependencies\n") {
+		t.Errorf("--no-fetch-dependencies: rehost-helm arguments:\n%s", args)
+	}
 }
