@@ -24,6 +24,7 @@ import (
 	"github.com/rehost/rehost/pkg/rewrite"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/cli"
 	"helm.sh/helm/v3/pkg/cli/values"
 	"helm.sh/helm/v3/pkg/repo"
 )
@@ -458,5 +459,45 @@ func TestFetchDependenciesCredentials(t *testing.T) {
 	_, _, err = FetchDependencies(context.Background(), wrong, t.TempDir(), DependencyOptions{})
 	if err == nil || strings.Contains(err.Error(), "wr0ng") || !strings.Contains(err.Error(), "dependency sub-a version 0.1.0 from ") {
 		t.Errorf("refused credentials: %v", err)
+	}
+}
+
+// TestFetchDependenciesNamesAndPaths: "@name" and "alias:name" resolve in
+// the user's repositories file (Settings), and file:// paths relative to
+// the chart directory, not to its copy.
+func TestFetchDependenciesNamesAndPaths(t *testing.T) {
+	home := userHelmDirs(t)
+	srv, _ := depRepo(t)
+	settings := cli.New()
+	rf := repo.NewFile()
+	rf.Update(&repo.Entry{Name: "mine", URL: srv.URL})
+	if err := os.MkdirAll(filepath.Dir(settings.RepositoryConfig), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := rf.WriteFile(settings.RepositoryConfig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	chart := unvendored(t, map[string]string{"sub-a": "@mine", "sub-b": "alias:mine", "sub-c": "file://../sub-c"}, nil, "")
+	if err := copyTree(filepath.Join(chartPath("parent"), "charts", "sub-c"), filepath.Join(filepath.Dir(chart), "sub-c")); err != nil {
+		t.Fatal(err)
+	}
+	before := treeHash(t, filepath.Dir(chart))
+	got, fetched, err := FetchDependencies(context.Background(), chart, t.TempDir(), DependencyOptions{Settings: settings})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fetched[0].From != srv.URL || fetched[1].From != srv.URL || fetched[2].Fetched != "0.1.0" {
+		t.Errorf("fetched %+v", fetched)
+	}
+	opts := Options{Values: valuesOpts("sub-c.enabled=true")}
+	if a, b := renderedText(t, got, opts), renderedText(t, chartPath("parent"), opts); !reflect.DeepEqual(a, b) {
+		t.Errorf("the chart with fetched dependencies renders otherwise than the vendored one")
+	}
+	if treeHash(t, filepath.Dir(chart)) != before {
+		t.Error("the chart's directory changed")
+	}
+	// Only the repositories file was read: the cache is the run's own.
+	if entries, _ := os.ReadDir(filepath.Join(home, "helm_cache_home")); len(entries) != 0 {
+		t.Errorf("the user's Helm cache was written: %v", entries)
 	}
 }
