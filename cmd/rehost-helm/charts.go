@@ -25,6 +25,7 @@ func pullCmd(stdout io.Writer) *cobra.Command {
 		o          helm.PullOptions
 		dest       string
 		userConfig bool
+		mirrors    []string
 	)
 	cmd := &cobra.Command{
 		Use:   "pull [flags] --dest DIR REF",
@@ -40,6 +41,11 @@ func pullCmd(stdout io.Writer) *cobra.Command {
 			if o.StallTimeout <= 0 {
 				return fmt.Errorf("--stall-timeout %s: want a positive duration, like 2m", o.StallTimeout)
 			}
+			sm, err := sourceMirrors(mirrors)
+			if err != nil {
+				return err
+			}
+			o.SourceMirrors = sm
 			// SIGINT and SIGTERM end the downloads, so that Pull removes
 			// its temporary directories before the process exits; a
 			// second signal kills it the default way.
@@ -65,6 +71,7 @@ func pullCmd(stdout io.Writer) *cobra.Command {
 	fs.StringVar(&o.RepoURL, "repo", "", "chart repository URL; REF is then the chart's name")
 	fs.BoolVar(&o.PlainHTTP, "plain-http", false, "reach OCI registries over plain HTTP")
 	fs.BoolVar(&userConfig, "helm-user-config", false, "use the user's Helm configuration and cache instead of private empty ones")
+	fs.StringArrayVar(&mirrors, "source-mirror", nil, "read oci:// references and repository URLs under PREFIX=MIRROR from MIRROR (repeatable)")
 	o.MaxChartSize, o.MaxIndexSize, o.StallTimeout = helm.DefaultMaxChartSize, helm.DefaultMaxIndexSize, helm.DefaultStallTimeout
 	fs.Var(bytesize.Value{N: &o.MaxChartSize}, "max-chart-size", "refuse a chart whose downloads (the packaged chart and its provenance file, or an OCI chart's manifest and blobs) are larger than this, together")
 	fs.Var(bytesize.Value{N: &o.MaxIndexSize}, "max-index-size", "refuse a chart repository index (index.yaml) larger than this")
@@ -96,17 +103,9 @@ func dependenciesCmd(stdout io.Writer) *cobra.Command {
 			if o.StallTimeout <= 0 {
 				return fmt.Errorf("--stall-timeout %s: want a positive duration, like 2m", o.StallTimeout)
 			}
-			var ms []rewrite.SourceMirror
-			for _, v := range mirrors {
-				m, err := rewrite.ParseSourceMirror(v)
-				if err != nil {
-					return fmt.Errorf("--source-mirror %s: %w", v, err)
-				}
-				ms = append(ms, m)
-			}
-			sm, err := rewrite.NewSourceMirrors(ms)
+			sm, err := sourceMirrors(mirrors)
 			if err != nil {
-				return fmt.Errorf("--source-mirror: %w", err)
+				return err
 			}
 			o.SourceMirrors = sm
 			if err := os.MkdirAll(dest, 0o700); err != nil {
@@ -143,6 +142,23 @@ func dependenciesCmd(stdout io.Writer) *cobra.Command {
 	fs.Var(bytesize.Value{N: &o.MaxIndexSize}, "max-index-size", "refuse a chart repository index (index.yaml) larger than this")
 	fs.DurationVar(&o.StallTimeout, "stall-timeout", helm.DefaultStallTimeout, "give up on a download that moves less than 1 KiB/s over this long (waiting for an answer included)")
 	return cmd
+}
+
+// sourceMirrors reads the --source-mirror values.
+func sourceMirrors(values []string) (*rewrite.SourceMirrors, error) {
+	var ms []rewrite.SourceMirror
+	for _, v := range values {
+		m, err := rewrite.ParseSourceMirror(v)
+		if err != nil {
+			return nil, fmt.Errorf("--source-mirror %s: %w", v, err)
+		}
+		ms = append(ms, m)
+	}
+	sm, err := rewrite.NewSourceMirrors(ms)
+	if err != nil {
+		return nil, fmt.Errorf("--source-mirror: %w", err)
+	}
+	return sm, nil
 }
 
 // pullError adds to a refused download the flag that sets its limit.

@@ -36,7 +36,7 @@ type chartSource struct {
 	maxChartSize  int64
 	maxIndexSize  int64
 	noFetchDeps   bool     // --no-fetch-dependencies
-	sourceMirrors []string // PREFIX=MIRROR, for the dependencies (mirror's --source-mirror)
+	sourceMirrors []string // PREFIX=MIRROR, for references and dependencies (mirror's --source-mirror)
 
 	cmd   *cobra.Command
 	dir   string            // the fetched and packaged charts, under os.TempDir
@@ -271,6 +271,9 @@ func (c *chartSource) fetch(ref string) (*rendered.ChartFile, error) {
 	}
 	if c.userConfig {
 		args = append(args, "--helm-user-config")
+	}
+	for _, m := range c.sourceMirrors {
+		args = append(args, "--source-mirror="+m)
 	}
 	// Credentials in the references are the helper's to send, to their
 	// origin only; no message or output of rehost shows them.

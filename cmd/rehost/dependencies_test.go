@@ -90,6 +90,13 @@ func TestDependenciesHelper(t *testing.T) {
 		t.Errorf("mirror: rehost-helm arguments:\n%s", args)
 	}
 
+	// The same mirrors for chart references.
+	record = fakeHelper(t, "boom", 1)
+	rehost(t, "", "mirror", "oci://charts.example.com/x/shop", "--version", "1.0.0", "--registry", "127.0.0.1:1", "--source-mirror", "charts.example.com=mirror.corp/charts")
+	if args, _ := os.ReadFile(record); !strings.HasPrefix(string(args), "pull\n") || !strings.Contains(string(args), "\n--source-mirror=charts.example.com=mirror.corp/charts\n") {
+		t.Errorf("mirror of a reference: rehost-helm arguments:\n%s", args)
+	}
+
 	record = fakeHelper(t, "missing chart dependencies", 1)
 	rehost(t, "", "images", chart, "--no-fetch-dependencies")
 	if args, _ := os.ReadFile(record); strings.HasPrefix(string(args), "dependencies\n") {

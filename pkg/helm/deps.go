@@ -11,7 +11,6 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
-	"net/url"
 	"os"
 	"path"
 	"path/filepath"
@@ -396,10 +395,8 @@ func (f *depFetcher) fetch(d, lock *chart.Dependency, localBase, work, charts st
 	f.secrets.AddUser(user, pass)
 	from = clean
 	mirrored := from
-	if u, err := url.Parse(from); err == nil && u.Host != "" && (u.Scheme == "http" || u.Scheme == "https" || u.Scheme == "oci") {
-		if m, _, ok := f.o.SourceMirrors.Find(u.Host + strings.TrimSuffix(u.Path, "/")); ok {
-			mirrored = u.Scheme + "://" + m
-		}
+	if m, ok := mirrorURL(f.o.SourceMirrors, from); ok {
+		mirrored = m
 	}
 	shownFrom := ""
 	if mirrored != repository {

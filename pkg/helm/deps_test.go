@@ -501,3 +501,55 @@ func TestFetchDependenciesNamesAndPaths(t *testing.T) {
 		t.Errorf("the user's Helm cache was written: %v", entries)
 	}
 }
+
+// TestPullSourceMirrors: an oci:// reference, a repository URL and the URL
+// of a packaged chart that a source mirror covers are fetched from the
+// mirror, without the original's credentials.
+func TestPullSourceMirrors(t *testing.T) {
+	home := userHelmDirs(t)
+	reg := &ociRegistry{blobs: map[string][]byte{}, manifests: map[string][]byte{}, tags: map[string][]string{}}
+	reg.add(t, "proxy/charts/hooks", "0.1.0", packaged(t, "hooks"))
+	ociSrv := httptest.NewServer(reg)
+	t.Cleanup(ociSrv.Close)
+	ociHost := strings.TrimPrefix(ociSrv.URL, "http://")
+	var auth []string
+	repoSrv := chartRepo(t, "hooks")
+	spy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" {
+			auth = append(auth, r.URL.Path)
+		}
+		http.Redirect(w, r, repoSrv.URL+r.URL.Path, http.StatusFound)
+	}))
+	t.Cleanup(spy.Close)
+	mirrors, err := rewrite.NewSourceMirrors([]rewrite.SourceMirror{
+		{Prefix: "registry.example/charts", Mirror: ociHost + "/proxy/charts"},
+		{Prefix: "charts.example", Mirror: strings.TrimPrefix(spy.URL, "http://")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		ref  string
+		o    PullOptions
+		want string
+	}{
+		{"oci://registry.example/charts/hooks", PullOptions{Version: "0.1.0", PlainHTTP: true}, "oci://" + ociHost + "/proxy/charts/hooks:0.1.0"},
+		{"oci://registry.example/charts/hooks:0.1.0", PullOptions{PlainHTTP: true}, "oci://" + ociHost + "/proxy/charts/hooks:0.1.0"},
+		{"hooks", PullOptions{RepoURL: "http://user:pw@charts.example"}, repoSrv.URL + "/hooks-0.1.0.tgz"},
+		{"http://user:pw@charts.example/hooks-0.1.0.tgz", PullOptions{}, spy.URL + "/hooks-0.1.0.tgz"},
+	} {
+		tt.o.SourceMirrors = mirrors
+		p, err := Pull(tt.ref, t.TempDir(), tt.o)
+		if err != nil {
+			t.Errorf("%s: %v", tt.ref, err)
+			continue
+		}
+		if p.URL != tt.want || p.Name != "hooks" {
+			t.Errorf("%s: %+v, want it from %s", tt.ref, p, tt.want)
+		}
+	}
+	if len(auth) > 0 {
+		t.Errorf("credentials sent: %v", auth)
+	}
+	assertEmpty(t, home)
+}
