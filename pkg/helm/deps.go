@@ -139,7 +139,9 @@ func missingDependencies(ch *chart.Chart) []*chart.Dependency {
 // FetchDependencies returns the path of a chart with every dependency of
 // the chart at path (a directory or a packaged chart) in its charts/
 // directory: path itself when none is missing; otherwise a copy of the
-// chart under dir (which must exist) into whose charts/ the missing ones
+// chart in a new directory under dir (which must exist; the copy is the
+// caller's to remove, and nothing else is left there) into whose charts/
+// the missing ones
 // are fetched, as `helm dependency build` fetches them — the versions of
 // Chart.lock when it is present and in step with Chart.yaml, otherwise
 // the best versions the constraints allow — with Helm's downloader, from
@@ -236,8 +238,17 @@ func (f *depFetcher) run(ch *chart.Chart, missing []*chart.Dependency, dir strin
 	f.indexed = map[string]bool{}
 
 	// The copy: the chart directory as it is, or the packaged chart
-	// expanded.
-	copyDir := filepath.Join(dir, "chart")
+	// expanded; removed when a dependency cannot be fetched.
+	copyDir, err := os.MkdirTemp(dir, "chart-*")
+	if err != nil {
+		return "", nil, err
+	}
+	done := false
+	defer func() {
+		if !done {
+			os.RemoveAll(copyDir)
+		}
+	}()
 	var copied string
 	if st, err := os.Stat(f.chart); err == nil && st.IsDir() {
 		abs, err := filepath.Abs(f.chart)
@@ -278,13 +289,16 @@ func (f *depFetcher) run(ch *chart.Chart, missing []*chart.Dependency, dir strin
 		}
 		fetched = append(fetched, *fd)
 	}
+	done = true
 	return copied, fetched, nil
 }
 
 // inStep says whether the chart's lock file is in step with its
 // dependencies, as `helm dependency build` checks it: the lock's digest
 // is that of the dependencies (repository names of the repositories file
-// resolved to their URLs) with the lock's.
+// resolved to their URLs) with the lock's. (The digest of Helm 2's
+// requirements.lock, which Helm 3 also accepts for an apiVersion v1 chart,
+// is not recognised: such a chart gets the versions of its constraints.)
 func (f *depFetcher) inStep(ch *chart.Chart) bool {
 	return ch.Lock != nil && f.digest(ch) == ch.Lock.Digest
 }

@@ -354,13 +354,15 @@ func TestFetchDependenciesBad(t *testing.T) {
 			before := treeHash(t, chart)
 			work := t.TempDir()
 			_, _, err := FetchDependencies(context.Background(), chart, work, DependencyOptions{StallTimeout: -1})
-			t.Log(err)
 			var de *DependencyError
 			if !errors.As(err, &de) || !strings.HasPrefix(err.Error(), "chart "+chart+": "+tt.want) {
 				t.Fatalf("error %v, want a DependencyError starting %q", err, "chart "+chart+": "+tt.want)
 			}
 			if treeHash(t, chart) != before {
 				t.Error("the chart's directory changed")
+			}
+			if entries, _ := os.ReadDir(work); len(entries) != 0 {
+				t.Errorf("a failed fetch left %d entries in its directory", len(entries))
 			}
 		})
 	}
