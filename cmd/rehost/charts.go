@@ -117,7 +117,7 @@ func (c *chartSource) unused(charts []string) []string {
 		return set
 	}
 	for _, ch := range charts {
-		if declaresDependencies(ch) {
+		if mayMissDependencies(ch) {
 			var keep []string
 			for _, f := range set {
 				if f == "--version" || f == "--repo" {

@@ -30,7 +30,7 @@ func (c *chartSource) withDependencies(path string) (string, error) {
 	if p, ok := c.vendored[path]; ok {
 		return p, nil
 	}
-	if !declaresDependencies(path) {
+	if !mayMissDependencies(path) {
 		return path, nil
 	}
 	if d := c.stallTimeout(); d <= 0 {
@@ -94,11 +94,11 @@ func (c *chartSource) redact(s string) string {
 	return s
 }
 
-// declaresDependencies says whether the chart at path (a directory or a
-// packaged chart) declares dependencies: Chart.yaml's dependencies, or an
-// apiVersion v1 chart's requirements.yaml. When it cannot tell, it says
-// yes, and rehost-helm finds out.
-func declaresDependencies(path string) bool {
+// mayMissDependencies says whether the chart at path (a directory or a
+// packaged chart) declares dependencies (Chart.yaml's, or an apiVersion v1
+// chart's requirements.yaml) that are not seemingly in its charts/
+// (vendored). When it cannot tell, it says yes, and rehost-helm finds out.
+func mayMissDependencies(path string) bool {
 	st, err := os.Stat(path)
 	if err != nil {
 		return true
@@ -106,7 +106,11 @@ func declaresDependencies(path string) bool {
 	if st.IsDir() {
 		for _, name := range []string{"Chart.yaml", "requirements.yaml"} {
 			raw, err := os.ReadFile(filepath.Join(path, name))
-			if err == nil && hasDependencies(raw) {
+			if err != nil {
+				continue
+			}
+			deps, ok := dependencyNames(raw)
+			if !ok || !vendored(path, deps) {
 				return true
 			}
 		}
@@ -121,40 +125,101 @@ func declaresDependencies(path string) bool {
 	if err != nil {
 		return true
 	}
-	tr := tar.NewReader(gz)
-	// Only the top directory's Chart.yaml and requirements.yaml, each
-	// bounded: a chart's metadata is small.
+	// The whole archive is read (its headers: tar skips the contents),
+	// up to Helm's bound on a chart's size; each metadata file bounded.
 	const maxMeta = 1 << 20
-	seen := 0
-	for seen < 2 {
+	limited := &io.LimitedReader{R: gz, N: 100 << 20}
+	tr := tar.NewReader(limited)
+	var (
+		names    []string
+		subchart = map[string]bool{} // charts/NAME/Chart.yaml, charts/NAME-VERSION.tgz
+		tgzs     []string
+	)
+	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			return false
+			break
 		}
-		if err != nil {
+		if err != nil || limited.N <= 0 {
 			return true
 		}
 		parts := strings.Split(strings.TrimPrefix(h.Name, "./"), "/")
-		if len(parts) != 2 || parts[1] != "Chart.yaml" && parts[1] != "requirements.yaml" {
+		switch {
+		case len(parts) == 2 && (parts[1] == "Chart.yaml" || parts[1] == "requirements.yaml"):
+			raw, err := io.ReadAll(io.LimitReader(tr, maxMeta))
+			if err != nil {
+				return true
+			}
+			deps, ok := dependencyNames(raw)
+			if !ok {
+				return true
+			}
+			names = append(names, deps...)
+		case len(parts) == 4 && parts[1] == "charts" && parts[3] == "Chart.yaml":
+			subchart[parts[2]] = true
+		case len(parts) == 3 && parts[1] == "charts" && strings.HasSuffix(parts[2], ".tgz"):
+			tgzs = append(tgzs, parts[2])
+		}
+	}
+	for _, n := range names {
+		if subchart[n] {
 			continue
 		}
-		seen++
-		raw, err := io.ReadAll(io.LimitReader(tr, maxMeta))
-		if err != nil || hasDependencies(raw) {
+		found := false
+		for _, t := range tgzs {
+			if strings.HasPrefix(t, n+"-") {
+				found = true
+				break
+			}
+		}
+		if !found {
 			return true
 		}
 	}
 	return false
 }
 
-// hasDependencies says whether a Chart.yaml or requirements.yaml lists a
-// dependency (or cannot be read: rehost-helm then says why).
-func hasDependencies(raw []byte) bool {
+// dependencyNames returns the names of the dependencies a Chart.yaml or
+// requirements.yaml lists; ok is false when it cannot be read (rehost-helm
+// then says why).
+func dependencyNames(raw []byte) (names []string, ok bool) {
 	var meta struct {
-		Dependencies []interface{} `yaml:"dependencies"`
+		Dependencies []struct {
+			Name string `yaml:"name"`
+		} `yaml:"dependencies"`
 	}
 	if err := yaml.Unmarshal(raw, &meta); err != nil {
-		return true
+		return nil, false
 	}
-	return len(meta.Dependencies) > 0
+	for _, d := range meta.Dependencies {
+		names = append(names, d.Name)
+	}
+	return names, true
+}
+
+// vendored says whether each dependency seems to be in the charts/
+// directory of the chart at dir: charts/NAME/Chart.yaml or
+// charts/NAME-*.tgz, as helm dependency build leaves them. It is a quick
+// check that spares a vendored chart a run of rehost-helm: a chart that
+// passes it with a dependency missing fails to render as Helm fails.
+func vendored(dir string, names []string) bool {
+	for _, n := range names {
+		if n == "" {
+			return false
+		}
+		if _, err := os.Stat(filepath.Join(dir, "charts", n, "Chart.yaml")); err == nil {
+			continue
+		}
+		if m, _ := filepath.Glob(filepath.Join(dir, "charts", globEscape(n)+"-*.tgz")); len(m) > 0 {
+			continue
+		}
+		return false
+	}
+	return true
+}
+
+// globEscape escapes the metacharacters of filepath.Match in s.
+func globEscape(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `*`, `\*`, `?`, `\?`, `[`, `\[`)
+	return r.Replace(s)
 }

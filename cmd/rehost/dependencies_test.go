@@ -10,11 +10,11 @@ import (
 	"testing"
 )
 
-// TestDeclaresDependencies: rehost asks rehost-helm to fetch dependencies
+// TestMayMissDependencies: rehost asks rehost-helm to fetch dependencies
 // only for a chart that declares some (Chart.yaml, requirements.yaml of
-// apiVersion v1, in a directory or a packaged chart), and when it cannot
-// tell.
-func TestDeclaresDependencies(t *testing.T) {
+// apiVersion v1, in a directory or a packaged chart) not seemingly in its
+// charts/, and when it cannot tell.
+func TestMayMissDependencies(t *testing.T) {
 	charts := filepath.Join("..", "..", "testdata", "charts")
 	tgz := func(files map[string]string) string {
 		var buf bytes.Buffer
@@ -36,10 +36,19 @@ func TestDeclaresDependencies(t *testing.T) {
 		want bool
 	}{
 		{"dependencies", filepath.Join(charts, "missingdep"), true},
-		{"vendored dependencies", filepath.Join(charts, "parent"), true},
+		{"vendored dependencies", filepath.Join(charts, "parent"), false},
+		{"vendored, packaged", func() string {
+			d := filepath.Join(t.TempDir(), "c")
+			os.MkdirAll(filepath.Join(d, "charts"), 0o755)
+			os.WriteFile(filepath.Join(d, "Chart.yaml"), []byte("apiVersion: v2\nname: c\nversion: 1.0.0\ndependencies:\n- name: d\n  version: 1.0.0\n  repository: https://x\n"), 0o644)
+			os.WriteFile(filepath.Join(d, "charts", "d-1.0.0.tgz"), []byte("x"), 0o644)
+			return d
+		}(), false},
 		{"none", filepath.Join(charts, "hooks"), false},
 		{"packaged, none", tgz(map[string]string{"c/Chart.yaml": "apiVersion: v2\nname: c\nversion: 1.0.0\n", "c/values.yaml": "a: 1\n"}), false},
 		{"packaged", tgz(map[string]string{"c/Chart.yaml": "apiVersion: v2\nname: c\nversion: 1.0.0\ndependencies:\n- name: d\n  version: 1.0.0\n  repository: https://x\n"}), true},
+		{"packaged, vendored", tgz(map[string]string{"c/Chart.yaml": "apiVersion: v2\nname: c\nversion: 1.0.0\ndependencies:\n- name: d\n- name: e\n", "c/charts/d/Chart.yaml": "name: d\n", "c/charts/e-1.0.0.tgz": "x"}), false},
+		{"packaged, one vendored", tgz(map[string]string{"c/Chart.yaml": "apiVersion: v2\nname: c\nversion: 1.0.0\ndependencies:\n- name: d\n- name: e\n", "c/charts/d/Chart.yaml": "name: d\n"}), true},
 		{"packaged, v1", tgz(map[string]string{"c/Chart.yaml": "apiVersion: v1\nname: c\nversion: 1.0.0\n", "c/requirements.yaml": "dependencies:\n- name: d\n"}), true},
 		{"a subchart's are its own", tgz(map[string]string{"c/Chart.yaml": "apiVersion: v2\nname: c\nversion: 1.0.0\n", "c/charts/s/Chart.yaml": "dependencies:\n- name: d\n"}), false},
 		{"not gzip", writeFile(t, "c.tgz", "not a chart"), true},
@@ -51,7 +60,7 @@ func TestDeclaresDependencies(t *testing.T) {
 			path = filepath.Dir(path)
 			tt.want = true // cannot tell: rehost-helm says why
 		}
-		if got := declaresDependencies(path); got != tt.want {
+		if got := mayMissDependencies(path); got != tt.want {
 			t.Errorf("%s: %t, want %t", tt.name, got, tt.want)
 		}
 	}
