@@ -1,14 +1,11 @@
 package helm
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"io"
 	"io/fs"
-	"log"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -20,7 +17,6 @@ import (
 	"strings"
 	"testing"
 
-	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
 	"github.com/rehost/rehost/pkg/rewrite"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
@@ -270,15 +266,16 @@ func withLock(t *testing.T, chart, lock string) string {
 // a source mirror.
 func TestFetchDependenciesOCI(t *testing.T) {
 	home := userHelmDirs(t)
-	// go-containerregistry's registry, the charts pushed to it as Helm
-	// pushes them (the fixture of TestPullOCI writes the same manifests).
-	srv := httptest.NewServer(ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0))))
+	// The registry of TestPullOCI; test/e2e runs the same against the
+	// real registry binary.
+	reg := &ociRegistry{blobs: map[string][]byte{}, manifests: map[string][]byte{}, tags: map[string][]string{}}
+	dir := t.TempDir()
+	reg.add(t, "charts/sub-a", "0.1.0", subchart(t, dir, "sub-a", "", ""))
+	reg.add(t, "charts/sub-b", "0.1.0", subchart(t, dir, "sub-b", "", ""))
+	reg.add(t, "mirror/charts/sub-c", "0.1.0", subchart(t, dir, "sub-c", "", ""))
+	srv := httptest.NewServer(reg)
 	t.Cleanup(srv.Close)
 	u, _ := url.Parse(srv.URL)
-	dir := t.TempDir()
-	pushOCI(t, u.Host, "charts/sub-a", "0.1.0", subchart(t, dir, "sub-a", "", ""))
-	pushOCI(t, u.Host, "charts/sub-b", "0.1.0", subchart(t, dir, "sub-b", "", ""))
-	pushOCI(t, u.Host, "mirror/charts/sub-c", "0.1.0", subchart(t, dir, "sub-c", "", ""))
 	oci := "oci://" + u.Host + "/charts"
 	chart := unvendored(t, map[string]string{"sub-a": oci, "sub-b": oci, "sub-c": "oci://charts.example/charts"}, nil, "")
 	before := treeHash(t, chart)
@@ -383,31 +380,6 @@ func TestFetchDependenciesBounds(t *testing.T) {
 	if !errors.As(err, &tooLarge) || tooLarge.Index {
 		t.Errorf("a 100-byte chart limit: %v", err)
 	}
-}
-
-// pushOCI pushes the packaged chart file to host/repository:tag as an
-// OCI Helm chart, through the registry's HTTP API: the manifests of the
-// fixture of TestPullOCI, each blob uploaded in one POST.
-func pushOCI(t *testing.T, host, repository, tag, file string) {
-	t.Helper()
-	reg := &ociRegistry{blobs: map[string][]byte{}, manifests: map[string][]byte{}, tags: map[string][]string{}}
-	reg.add(t, repository, tag, file)
-	put := func(method, path, contentType string, body []byte) {
-		req, _ := http.NewRequest(method, "http://"+host+path, bytes.NewReader(body))
-		req.Header.Set("Content-Type", contentType)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode/100 != 2 {
-			t.Fatalf("%s %s: %s", method, path, resp.Status)
-		}
-	}
-	for d, b := range reg.blobs {
-		put(http.MethodPost, "/v2/"+repository+"/blobs/uploads/?digest="+d, "application/octet-stream", b)
-	}
-	put(http.MethodPut, "/v2/"+repository+"/manifests/"+tag, "application/vnd.oci.image.manifest.v1+json", reg.manifests[repository+":"+tag])
 }
 
 func valuesOpts(set ...string) values.Options { return values.Options{Values: set} }
