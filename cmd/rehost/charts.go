@@ -69,15 +69,15 @@ func (c *chartSource) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.StringVar(&c.version, "version", "", "chart references: the chart `VERSION` or a SemVer constraint (default: the latest)")
 	fs.StringVar(&c.repo, "repo", "", "chart references: a chart repository `URL` (https://user:password@host/… sends the credentials to that origin only, and never shows them); a chart argument that is not a local path is a chart's name in it")
-	fs.BoolVar(&c.plainHTTP, "plain-http", false, "chart references: reach oci:// registries over plain HTTP")
-	fs.BoolVar(&c.userConfig, "helm-user-config", false, "chart references: use your Helm configuration and cache (repositories of helm repo add, registry logins) instead of private, empty ones")
+	fs.BoolVar(&c.plainHTTP, "plain-http", false, "chart references and dependencies: reach oci:// registries over plain HTTP")
+	fs.BoolVar(&c.userConfig, "helm-user-config", false, "chart references and dependencies: use your Helm configuration and cache (repositories of helm repo add, registry logins) instead of private, empty ones")
 	c.maxChartSize, c.maxIndexSize = rendered.DefaultMaxChartSize, rendered.DefaultMaxIndexSize
-	fs.Var(bytesize.Value{N: &c.maxChartSize}, "max-chart-size", "chart references: refuse a chart whose downloads (the .tgz and its .prov, or an OCI chart's manifest and blobs, together) are larger than this")
-	fs.Var(bytesize.Value{N: &c.maxIndexSize}, "max-index-size", "chart references: refuse a chart repository whose index.yaml is larger than this (Helm parses an index at about 30 times its size in memory)")
+	fs.Var(bytesize.Value{N: &c.maxChartSize}, "max-chart-size", "chart references and dependencies: refuse a chart whose downloads (the .tgz and its .prov, or an OCI chart's manifest and blobs, together) are larger than this")
+	fs.Var(bytesize.Value{N: &c.maxIndexSize}, "max-index-size", "chart references and dependencies: refuse a chart repository whose index.yaml is larger than this (Helm parses an index at about 30 times its size in memory)")
 	fs.BoolVar(&c.noFetchDeps, "no-fetch-dependencies", false, "charts: fail on a chart whose dependencies are not all in its charts/ directory, instead of fetching them into a private copy of it (as helm dependency build would, the chart left as it is)")
 	// mirror has its own, which bounds its registry requests too.
 	if fs.Lookup("stall-timeout") == nil {
-		fs.Duration("stall-timeout", rendered.DefaultStallTimeout, "chart references: give up on a download that moves less than 1 KiB/s over this long (waiting for an answer included)")
+		fs.Duration("stall-timeout", rendered.DefaultStallTimeout, "chart references and dependencies: give up on a download that moves less than 1 KiB/s over this long (waiting for an answer included)")
 	}
 }
 
