@@ -13,6 +13,7 @@ import (
 	"github.com/rehost/rehost/internal/bytesize"
 	"github.com/rehost/rehost/pkg/helm"
 	"github.com/rehost/rehost/pkg/rendered"
+	"github.com/rehost/rehost/pkg/rewrite"
 	"github.com/spf13/cobra"
 	"helm.sh/helm/v3/pkg/cli"
 )
@@ -24,6 +25,7 @@ func pullCmd(stdout io.Writer) *cobra.Command {
 		o          helm.PullOptions
 		dest       string
 		userConfig bool
+		mirrors    []string
 	)
 	cmd := &cobra.Command{
 		Use:   "pull [flags] --dest DIR REF",
@@ -39,6 +41,11 @@ func pullCmd(stdout io.Writer) *cobra.Command {
 			if o.StallTimeout <= 0 {
 				return fmt.Errorf("--stall-timeout %s: want a positive duration, like 2m", o.StallTimeout)
 			}
+			sm, err := sourceMirrors(mirrors)
+			if err != nil {
+				return err
+			}
+			o.SourceMirrors = sm
 			// SIGINT and SIGTERM end the downloads, so that Pull removes
 			// its temporary directories before the process exits; a
 			// second signal kills it the default way.
@@ -64,11 +71,94 @@ func pullCmd(stdout io.Writer) *cobra.Command {
 	fs.StringVar(&o.RepoURL, "repo", "", "chart repository URL; REF is then the chart's name")
 	fs.BoolVar(&o.PlainHTTP, "plain-http", false, "reach OCI registries over plain HTTP")
 	fs.BoolVar(&userConfig, "helm-user-config", false, "use the user's Helm configuration and cache instead of private empty ones")
+	fs.StringArrayVar(&mirrors, "source-mirror", nil, "read oci:// references and repository URLs under PREFIX=MIRROR from MIRROR (repeatable)")
 	o.MaxChartSize, o.MaxIndexSize, o.StallTimeout = helm.DefaultMaxChartSize, helm.DefaultMaxIndexSize, helm.DefaultStallTimeout
 	fs.Var(bytesize.Value{N: &o.MaxChartSize}, "max-chart-size", "refuse a chart whose downloads (the packaged chart and its provenance file, or an OCI chart's manifest and blobs) are larger than this, together")
 	fs.Var(bytesize.Value{N: &o.MaxIndexSize}, "max-index-size", "refuse a chart repository index (index.yaml) larger than this")
 	fs.DurationVar(&o.StallTimeout, "stall-timeout", helm.DefaultStallTimeout, "give up on a download that moves less than 1 KiB/s over this long (waiting for an answer included)")
 	return cmd
+}
+
+// dependenciesCmd fetches the dependencies a chart misses from its charts/
+// directory into a copy of it under --dest, and prints the chart to render
+// as JSON (rendered.Dependencies).
+func dependenciesCmd(stdout io.Writer) *cobra.Command {
+	var (
+		o          helm.DependencyOptions
+		dest       string
+		userConfig bool
+		mirrors    []string
+	)
+	cmd := &cobra.Command{
+		Use:   "dependencies [flags] --dest DIR CHART",
+		Short: "Fetch the dependencies missing from a chart's charts/ into a copy of it under DIR, as JSON, for rehost",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if dest == "" {
+				return fmt.Errorf("--dest is required")
+			}
+			if userConfig {
+				o.Settings = cli.New()
+			}
+			if o.StallTimeout <= 0 {
+				return fmt.Errorf("--stall-timeout %s: want a positive duration, like 2m", o.StallTimeout)
+			}
+			sm, err := sourceMirrors(mirrors)
+			if err != nil {
+				return err
+			}
+			o.SourceMirrors = sm
+			if err := os.MkdirAll(dest, 0o700); err != nil {
+				return err
+			}
+			// As pull: SIGINT and SIGTERM end the downloads, so that the
+			// temporary directories are removed before the process exits.
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			go func() {
+				<-ctx.Done()
+				stop()
+			}()
+			path, fetched, err := helm.FetchDependencies(ctx, args[0], dest, o)
+			if err != nil {
+				return pullError(err)
+			}
+			out := rendered.Dependencies{Format: rendered.DependenciesFormat, Path: path}
+			for _, f := range fetched {
+				out.Fetched = append(out.Fetched, rendered.Dependency{
+					Name: f.Name, Version: f.Version, Repository: f.Repository, From: f.From, Locked: f.Locked, Fetched: f.Fetched,
+				})
+			}
+			return json.NewEncoder(stdout).Encode(out)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&dest, "dest", "", "directory to write the chart's copy into")
+	fs.BoolVar(&o.PlainHTTP, "plain-http", false, "reach OCI registries over plain HTTP")
+	fs.BoolVar(&userConfig, "helm-user-config", false, "use the user's Helm configuration (repositories file, registry logins) instead of private empty ones")
+	fs.StringArrayVar(&mirrors, "source-mirror", nil, "read the repositories under PREFIX=MIRROR from MIRROR (repeatable)")
+	o.MaxChartSize, o.MaxIndexSize, o.StallTimeout = helm.DefaultMaxChartSize, helm.DefaultMaxIndexSize, helm.DefaultStallTimeout
+	fs.Var(bytesize.Value{N: &o.MaxChartSize}, "max-chart-size", "refuse a dependency whose downloads are larger than this, together")
+	fs.Var(bytesize.Value{N: &o.MaxIndexSize}, "max-index-size", "refuse a chart repository index (index.yaml) larger than this")
+	fs.DurationVar(&o.StallTimeout, "stall-timeout", helm.DefaultStallTimeout, "give up on a download that moves less than 1 KiB/s over this long (waiting for an answer included)")
+	return cmd
+}
+
+// sourceMirrors reads the --source-mirror values.
+func sourceMirrors(values []string) (*rewrite.SourceMirrors, error) {
+	var ms []rewrite.SourceMirror
+	for _, v := range values {
+		m, err := rewrite.ParseSourceMirror(v)
+		if err != nil {
+			return nil, fmt.Errorf("--source-mirror %s: %w", v, err)
+		}
+		ms = append(ms, m)
+	}
+	sm, err := rewrite.NewSourceMirrors(ms)
+	if err != nil {
+		return nil, fmt.Errorf("--source-mirror: %w", err)
+	}
+	return sm, nil
 }
 
 // pullError adds to a refused download the flag that sets its limit.

@@ -21,7 +21,10 @@
 // NAME with --repo URL, REPO/NAME) into --dest with Helm's getters and
 // private Helm directories (--helm-user-config: the user's), and package
 // packages a chart directory reproducibly into --output; both print the
-// chart file as JSON (rendered.ChartFile). Its subcommand version prints
+// chart file as JSON (rendered.ChartFile). Its subcommand dependencies
+// fetches the dependencies a chart misses from its charts/ directory into
+// a copy of it (helm.FetchDependencies) and prints the chart to render as
+// JSON (rendered.Dependencies). Its subcommand version prints
 // its version and commit.
 //
 // Errors go to standard error; the exit code is 1 on any error.
@@ -66,7 +69,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		},
 	}
 	renderFlags(cmd.Flags(), &opts, &includeCRDs)
-	cmd.AddCommand(airgapCmd("values", stdout), airgapCmd("relocate", stdout), pullCmd(stdout), packageCmd(stdout), versionCmd(stdout))
+	cmd.AddCommand(airgapCmd("values", stdout), airgapCmd("relocate", stdout), pullCmd(stdout), dependenciesCmd(stdout), packageCmd(stdout), versionCmd(stdout))
 	cmd.SetArgs(args)
 	cmd.SetOut(stderr)
 	cmd.SetErr(stderr)

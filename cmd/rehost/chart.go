@@ -140,7 +140,11 @@ func renderChart(path string, hf *helmFlags, s streams) (*rendered.Chart, error)
 	if err != nil {
 		return nil, err
 	}
-	c, err := hc.Render(hf.args(path), hf.valuesStdin(s))
+	local, err := hf.src.withDependencies(path)
+	if err != nil {
+		return nil, err
+	}
+	c, err := hc.Render(hf.args(local), hf.valuesStdin(s))
 	if err != nil {
 		return nil, helperError("rendering chart "+hf.src.show(path)+": ", err)
 	}

@@ -29,18 +29,23 @@ import (
 // always a path, as with Helm. rehost-helm fetches each with Helm's getters
 // into a temporary directory, removed when the command ends.
 type chartSource struct {
-	version      string
-	repo         string
-	plainHTTP    bool
-	userConfig   bool
-	maxChartSize int64
-	maxIndexSize int64
+	version       string
+	repo          string
+	plainHTTP     bool
+	userConfig    bool
+	maxChartSize  int64
+	maxIndexSize  int64
+	noFetchDeps   bool     // --no-fetch-dependencies
+	sourceMirrors []string // PREFIX=MIRROR, for references and dependencies (mirror's --source-mirror)
 
 	cmd   *cobra.Command
 	dir   string            // the fetched and packaged charts, under os.TempDir
 	n     int               // directories made in dir
 	shown map[string]string // fetched file -> what the user gave, for messages
 	found []chartInput      // the chart inputs read, in order
+
+	vendored map[string]string // chart path -> the chart with its dependencies (dependencies.go)
+	copies   map[string]string // such a copy -> the chart path
 
 	secrets redact.Secrets // credentials of the references, kept out of messages
 
@@ -64,14 +69,15 @@ func (c *chartSource) register(cmd *cobra.Command) {
 	fs := cmd.Flags()
 	fs.StringVar(&c.version, "version", "", "chart references: the chart `VERSION` or a SemVer constraint (default: the latest)")
 	fs.StringVar(&c.repo, "repo", "", "chart references: a chart repository `URL` (https://user:password@host/… sends the credentials to that origin only, and never shows them); a chart argument that is not a local path is a chart's name in it")
-	fs.BoolVar(&c.plainHTTP, "plain-http", false, "chart references: reach oci:// registries over plain HTTP")
-	fs.BoolVar(&c.userConfig, "helm-user-config", false, "chart references: use your Helm configuration and cache (repositories of helm repo add, registry logins) instead of private, empty ones")
+	fs.BoolVar(&c.plainHTTP, "plain-http", false, "chart references and dependencies: reach oci:// registries over plain HTTP")
+	fs.BoolVar(&c.userConfig, "helm-user-config", false, "chart references and dependencies: use your Helm configuration and cache (repositories of helm repo add, registry logins) instead of private, empty ones")
 	c.maxChartSize, c.maxIndexSize = rendered.DefaultMaxChartSize, rendered.DefaultMaxIndexSize
-	fs.Var(bytesize.Value{N: &c.maxChartSize}, "max-chart-size", "chart references: refuse a chart whose downloads (the .tgz and its .prov, or an OCI chart's manifest and blobs, together) are larger than this")
-	fs.Var(bytesize.Value{N: &c.maxIndexSize}, "max-index-size", "chart references: refuse a chart repository whose index.yaml is larger than this (Helm parses an index at about 30 times its size in memory)")
+	fs.Var(bytesize.Value{N: &c.maxChartSize}, "max-chart-size", "chart references and dependencies: refuse a chart whose downloads (the .tgz and its .prov, or an OCI chart's manifest and blobs, together) are larger than this")
+	fs.Var(bytesize.Value{N: &c.maxIndexSize}, "max-index-size", "chart references and dependencies: refuse a chart repository whose index.yaml is larger than this (Helm parses an index at about 30 times its size in memory)")
+	fs.BoolVar(&c.noFetchDeps, "no-fetch-dependencies", false, "charts: fail on a chart whose dependencies are not all in its charts/ directory, instead of fetching them into a private copy of it (as helm dependency build would, the chart left as it is)")
 	// mirror has its own, which bounds its registry requests too.
 	if fs.Lookup("stall-timeout") == nil {
-		fs.Duration("stall-timeout", rendered.DefaultStallTimeout, "chart references: give up on a download that moves less than 1 KiB/s over this long (waiting for an answer included)")
+		fs.Duration("stall-timeout", rendered.DefaultStallTimeout, "chart references and dependencies: give up on a download that moves less than 1 KiB/s over this long (waiting for an answer included)")
 	}
 }
 
@@ -96,6 +102,29 @@ func (c *chartSource) changed() []string {
 	for _, name := range []string{"version", "repo", "plain-http", "helm-user-config", "max-chart-size", "max-index-size"} {
 		if c.cmd.Flags().Changed(name) {
 			set = append(set, "--"+name)
+		}
+	}
+	return set
+}
+
+// unused lists the chart reference flags given that apply to none of the
+// local charts: those that also bound the fetching of dependencies
+// (--plain-http, --helm-user-config, --max-chart-size, --max-index-size)
+// apply when one of them declares dependencies.
+func (c *chartSource) unused(charts []string) []string {
+	set := c.changed()
+	if c.noFetchDeps {
+		return set
+	}
+	for _, ch := range charts {
+		if mayMissDependencies(ch) {
+			var keep []string
+			for _, f := range set {
+				if f == "--version" || f == "--repo" {
+					keep = append(keep, f)
+				}
+			}
+			return keep
 		}
 	}
 	return set
@@ -160,7 +189,13 @@ func (c *chartSource) expand(args []string, s streams) (*manifest.Expanded, erro
 		}
 		out.Inputs = append(out.Inputs, manifest.Input{Path: f.Path, Rel: filepath.Base(f.Path), Chart: true})
 	}
-	if set := c.changed(); len(set) > 0 && refs == 0 {
+	var charts []string
+	for _, in := range out.Inputs {
+		if in.Chart {
+			charts = append(charts, in.Path)
+		}
+	}
+	if set := c.unused(charts); len(set) > 0 && refs == 0 {
 		fmt.Fprintf(s.err, "rehost: warning: %s only apply to chart references (oci://…, NAME with --repo), and no input is one\n", strings.Join(set, ", "))
 	}
 	if len(out.Inputs) == 0 && len(local) > 0 {
@@ -178,7 +213,7 @@ func (c *chartSource) local(arg string) (string, error) {
 		if _, err := os.Stat(arg); errors.Is(err, fs.ErrNotExist) && repoName(arg) {
 			return "", fmt.Errorf("%w (a chart in a repository: --repo URL, or --helm-user-config for the repositories of helm repo add)", err)
 		}
-		if set := c.changed(); len(set) > 0 {
+		if set := c.unused([]string{arg}); len(set) > 0 {
 			fmt.Fprintf(c.cmd.ErrOrStderr(), "rehost: warning: %s only apply to chart references (oci://…, NAME with --repo), and %s is a local path\n", strings.Join(set, ", "), arg)
 		}
 		return arg, nil
@@ -237,6 +272,9 @@ func (c *chartSource) fetch(ref string) (*rendered.ChartFile, error) {
 	if c.userConfig {
 		args = append(args, "--helm-user-config")
 	}
+	for _, m := range c.sourceMirrors {
+		args = append(args, "--source-mirror="+m)
+	}
 	// Credentials in the references are the helper's to send, to their
 	// origin only; no message or output of rehost shows them.
 	for _, u := range []string{c.repo, ref} {
@@ -284,6 +322,9 @@ func (c *chartSource) fetch(ref string) (*rendered.ChartFile, error) {
 // show is what a chart path is called in messages: the reference it was
 // fetched from, or the path itself.
 func (c *chartSource) show(path string) string {
+	if orig, ok := c.copies[path]; ok {
+		path = orig
+	}
 	if s, ok := c.shown[path]; ok {
 		return s
 	}

@@ -26,7 +26,7 @@ func (c *chartSource) helmClient() (*helmexec.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &helmexec.Client{Path: bin, Start: c.start, Stopped: c.finish, Redact: c.secrets.String}, nil
+	return &helmexec.Client{Path: bin, Start: c.start, Stopped: c.finish, Redact: c.redact}, nil
 }
 
 // runHelper runs rehost-helm with args and returns its standard output and

@@ -283,6 +283,10 @@ attachments apart. Standard output is empty, except:
 				return err
 			}
 			opts.SourceMirrorOnly = f.mirrorOnly
+			// The same mirrors serve the charts' dependencies.
+			for _, sm := range opts.SourceMirrors.List() {
+				hf.src.sourceMirrors = append(hf.src.sourceMirrors, sm.String())
+			}
 			if to := f.to(); to != "" && opts.Verify != nil && opts.Attachments == mirror.AttachmentsNone {
 				fmt.Fprintf(s.err, "rehost: warning: --attachments none leaves the signatures behind: --from-oci/--from-archive --verify-key cannot verify what %s writes again\n", to)
 			}

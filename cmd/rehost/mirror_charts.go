@@ -65,8 +65,14 @@ func chartJobs(cmd *cobra.Command, f mirrorFlags, mf *mappingFlags, hf *helmFlag
 // prepareChart writes the chart to push, relocated or as given, and
 // reads it.
 func prepareChart(cmd *cobra.Command, f mirrorFlags, in chartInput, mf *mappingFlags, hf *helmFlags, s streams) (*mirror.Chart, error) {
+	// A chart whose dependencies were fetched is pushed with them, as
+	// helm package --dependency-update would package it.
+	local, err := hf.src.withDependencies(in.path)
+	if err != nil {
+		return nil, err
+	}
 	packaged := strings.HasSuffix(in.path, ".tgz") || strings.HasSuffix(in.path, ".tar.gz")
-	if f.charts == chartsAsIs && packaged {
+	if f.charts == chartsAsIs && packaged && local == in.path {
 		c, err := mirror.LoadChart(in.path)
 		if err != nil {
 			return nil, fmt.Errorf("chart %s: %w", in.source, err)
@@ -79,7 +85,7 @@ func prepareChart(cmd *cobra.Command, f mirrorFlags, in chartInput, mf *mappingF
 	}
 	out := filepath.Join(dir, "chart.tgz")
 	if f.charts == chartsAsIs {
-		if _, _, err := hf.src.runHelper("", []string{"package", "--output=" + out, "--", in.path}, nil, ""); err != nil {
+		if _, _, err := hf.src.runHelper("", []string{"package", "--output=" + out, "--", local}, nil, ""); err != nil {
 			return nil, err
 		}
 	} else {

@@ -227,7 +227,11 @@ func runAirgap(cmd *cobra.Command, sub, chart string, mf *mappingFlags, hf *helm
 	if err != nil {
 		return nil, err
 	}
-	r, err := hc.Airgap(append(args, hf.args(chart)...), hf.valuesStdin(s))
+	local, err := hf.src.withDependencies(chart)
+	if err != nil {
+		return nil, err
+	}
+	r, err := hc.Airgap(append(args, hf.args(local)...), hf.valuesStdin(s))
 	if err != nil {
 		return nil, helperError("chart "+hf.src.show(chart)+": ", err)
 	}

@@ -22,8 +22,10 @@
 // merged into its own values.yaml files.
 //
 // Rendering never reaches the network or a cluster: dependencies must be in
-// the chart's charts/ directory (`helm dependency build`), values files are
-// read locally, and lookup returns nothing. Charts render for Kubernetes
+// the chart's charts/ directory, values files are read locally, and lookup
+// returns nothing. [FetchDependencies] fetches the dependencies missing
+// from charts/, as `helm dependency build` does, into a copy of the chart
+// (the chart itself is only read), bounded as [Pull] is. Charts render for Kubernetes
 // [DefaultKubeVersion] (the version of the Kubernetes libraries Helm is
 // built with; Helm's own default, v1.20.0, is older than most current
 // charts accept) unless Options.KubeVersion says otherwise.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rehost/rehost/internal/redact"
 	"github.com/rehost/rehost/internal/stall"
+	"github.com/rehost/rehost/pkg/rewrite"
 	"helm.sh/helm/v3/pkg/cli"
 	"helm.sh/helm/v3/pkg/downloader"
 	"helm.sh/helm/v3/pkg/getter"
@@ -36,6 +37,12 @@ type PullOptions struct {
 	RepoURL string
 	// PlainHTTP reaches OCI registries over plain HTTP.
 	PlainHTTP bool
+	// SourceMirrors are read instead of the places they cover: an
+	// oci:// reference, a RepoURL or the URL of a packaged chart whose host
+	// and path a prefix covers is fetched from its mirror, same scheme,
+	// without the credentials of the original and without fallback
+	// (rewrite.SourceMirrors.Find). Pulled.URL then names the mirror.
+	SourceMirrors *rewrite.SourceMirrors
 	// Settings is the Helm environment to use (cli.New(): the user's
 	// repositories file, registry logins, cache and plugins). Nil means
 	// private, empty ones, removed when Pull returns: only repository URLs
@@ -155,6 +162,14 @@ func pull(ctx context.Context, ref, dest string, o PullOptions, secrets *redact.
 		ref, refUser, refPass = redact.Strip(ref)
 		secrets.AddUser(refUser, refPass)
 	}
+	// Source mirrors: the request goes to the mirror, the credentials
+	// of the original stay behind.
+	if m, ok := mirrorURL(o.SourceMirrors, repoURL); ok {
+		repoURL, repoUser, repoPass = m, "", ""
+	}
+	if m, ok := mirrorURL(o.SourceMirrors, ref); ok {
+		ref, refUser, refPass = m, "", ""
+	}
 	settings := o.Settings
 	if settings == nil {
 		home, err := os.MkdirTemp("", "rehost-helm-home-*")
@@ -269,6 +284,36 @@ func pull(ctx context.Context, ref, dest string, o PullOptions, secrets *redact.
 		p.Provenance = file + ".prov"
 	}
 	return p, nil
+}
+
+// mirrorURL maps an http(s):// or oci:// URL whose host and path a source
+// mirror covers to the mirror, same scheme; an oci:// reference's tag is
+// kept.
+func mirrorURL(ms *rewrite.SourceMirrors, u string) (string, bool) {
+	if ms.Len() == 0 {
+		return "", false
+	}
+	scheme, rest, ok := strings.Cut(u, "://")
+	if !ok || scheme != "http" && scheme != "https" && scheme != "oci" {
+		return "", false
+	}
+	tail := ""
+	if scheme == "oci" {
+		// oci://host[:port]/path/name[:tag]
+		if i := strings.LastIndex(rest, ":"); i > strings.LastIndex(rest, "/") && strings.Contains(rest, "/") {
+			rest, tail = rest[:i], rest[i:]
+		}
+	} else if i := strings.IndexAny(rest, "?#"); i >= 0 {
+		rest, tail = rest[:i], rest[i:]
+	}
+	m, _, ok := ms.Find(strings.TrimSuffix(rest, "/"))
+	if !ok {
+		return "", false
+	}
+	if strings.HasSuffix(rest, "/") {
+		m += "/"
+	}
+	return scheme + "://" + m + tail, true
 }
 
 // privateSettings is a Helm environment whose configuration, cache and

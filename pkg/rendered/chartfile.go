@@ -37,3 +37,35 @@ type ChartFile struct {
 	// "https://charts.example/shop-1.2.0.tgz".
 	URL string `json:"url,omitempty"`
 }
+
+// DependenciesFormat is the version of the JSON form of [Dependencies].
+const DependenciesFormat = 1
+
+// Dependencies is a chart whose dependencies missing from its charts/
+// directory were fetched into a copy of it, as the rehost-helm helper
+// reports it to rehost (rehost-helm dependencies).
+type Dependencies struct {
+	// Format is [DependenciesFormat].
+	Format int `json:"format"`
+	// Path is the chart to render: the copy, or the chart as given when
+	// no dependency was missing.
+	Path string `json:"path"`
+	// Fetched are the dependencies fetched, in the order of Chart.yaml.
+	Fetched []Dependency `json:"fetched,omitempty"`
+}
+
+// Dependency is a dependency fetched.
+type Dependency struct {
+	// Name, Version and Repository are its entry in Chart.yaml (Version:
+	// the constraint), credentials redacted.
+	Name       string `json:"name"`
+	Version    string `json:"version"`
+	Repository string `json:"repository"`
+	// From is where it was read: its repository's URL, or its source
+	// mirror.
+	From string `json:"from"`
+	// Locked says that Chart.lock, in step, chose the version.
+	Locked bool `json:"locked,omitempty"`
+	// Fetched is the version fetched.
+	Fetched string `json:"fetched"`
+}

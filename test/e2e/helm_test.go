@@ -348,7 +348,7 @@ func TestChartErrors(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"images", testChart("missingdep")}, []string{"redis, postgresql", "helm dependency build"}},
+		{[]string{"images", testChart("missingdep"), "--no-fetch-dependencies"}, []string{"redis, postgresql", "helm dependency build"}},
 		{[]string{"rewrite", testChart("tplerror")}, []string{"tplerror/templates/deployment.yaml:10:18", "image.repository is required"}},
 		{[]string{"rewrite", testChart("hooks"), "--kube-version", "not-a-version"}, []string{"invalid kube version"}},
 		{[]string{"images", testChart("hooks"), "-f", "/nonexistent/values.yaml"}, []string{"/nonexistent/values.yaml"}},

@@ -101,6 +101,16 @@ func (c *Client) ChartFile(args []string, tmp string) (*rendered.ChartFile, erro
 	return &out, nil
 }
 
+// Dependencies runs the helper's dependencies (rendered.Dependencies),
+// its temporary directories in tmp when set.
+func (c *Client) Dependencies(args []string, tmp string) (*rendered.Dependencies, error) {
+	var out rendered.Dependencies
+	if err := c.decode(args, nil, tmp, &out, func() int { return out.Format }, rendered.DependenciesFormat); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // decode runs the helper and decodes its output into v, whose format
 // must be want. Its errors are Run's, *OutputError and *FormatError.
 func (c *Client) decode(args []string, stdin io.Reader, tmp string, v interface{}, format func() int, want int) error {
