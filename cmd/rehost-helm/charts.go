@@ -46,15 +46,8 @@ func pullCmd(stdout io.Writer) *cobra.Command {
 				return err
 			}
 			o.SourceMirrors = sm
-			// SIGINT and SIGTERM end the downloads, so that Pull removes
-			// its temporary directories before the process exits; a
-			// second signal kills it the default way.
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := interruptible()
 			defer stop()
-			go func() {
-				<-ctx.Done()
-				stop()
-			}()
 			p, err := helm.PullContext(ctx, args[0], dest, o)
 			if err != nil {
 				return pullError(err)
@@ -111,14 +104,8 @@ func dependenciesCmd(stdout io.Writer) *cobra.Command {
 			if err := os.MkdirAll(dest, 0o700); err != nil {
 				return err
 			}
-			// As pull: SIGINT and SIGTERM end the downloads, so that the
-			// temporary directories are removed before the process exits.
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := interruptible()
 			defer stop()
-			go func() {
-				<-ctx.Done()
-				stop()
-			}()
 			path, fetched, err := helm.FetchDependencies(ctx, args[0], dest, o)
 			if err != nil {
 				return pullError(err)
@@ -198,4 +185,17 @@ func packageCmd(stdout io.Writer) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&output, "output", "", "the packaged chart to write (FILE.tgz)")
 	return cmd
+}
+
+// interruptible is a context that SIGINT and SIGTERM cancel, so that a
+// download ends and its temporary directories are removed before the
+// process exits; the first signal also restores the default handling, so
+// that a second one kills the process the default way.
+func interruptible() (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	return ctx, stop
 }

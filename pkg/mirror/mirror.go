@@ -489,24 +489,11 @@ func (m *Mirror) transfer(ctx context.Context, rs *runState, t task, res *Result
 	}
 	it := item{Job: t.Job}
 	if m.opts.Verify != nil && t.Chart == nil {
-		h, err := t.origin.digest(ctx)
+		h, v, err := m.verifyTask(ctx, rs, &t, res, "copied")
 		if err != nil {
 			return err
 		}
-		v, l, err := m.verify(ctx, rs, t, h)
-		if err != nil {
-			return err
-		}
-		res.Verification, t.listed = v, l
-		if l.warn != "" {
-			m.warn(t.Job, l.warn)
-		}
-		if v.Verdict != Verified {
-			if !m.opts.Verify.Warn {
-				return &UnverifiedError{Verification: v}
-			}
-			m.warn(t.Job, "copied unverified: "+v.reason())
-		} else {
+		if v.Verdict == Verified {
 			it.verified = v.Key
 		}
 		// What is copied is what was verified, even if the tag moves.
@@ -727,23 +714,8 @@ func (m *Mirror) plan(ctx context.Context, rs *runState, t task, res *Result) er
 		}
 		res.Digest = h.String()
 	} else if m.opts.Verify != nil {
-		h, err := t.origin.digest(ctx)
-		if err != nil {
+		if _, _, err := m.verifyTask(ctx, rs, &t, res, "would copy"); err != nil {
 			return err
-		}
-		v, l, err := m.verify(ctx, rs, t, h)
-		if err != nil {
-			return err
-		}
-		res.Verification, t.listed = v, l
-		if l.warn != "" {
-			m.warn(t.Job, l.warn)
-		}
-		if v.Verdict != Verified {
-			if !m.opts.Verify.Warn {
-				return &UnverifiedError{Verification: v}
-			}
-			m.warn(t.Job, "would copy unverified: "+v.reason())
 		}
 	}
 	if !m.listsAttachments() {

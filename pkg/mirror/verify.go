@@ -446,3 +446,30 @@ func bundleSignatures(raw []byte) []signed {
 
 // errNoKeys is Options.Verify without keys.
 var errNoKeys = errors.New("verify: no key given")
+
+// verifyTask verifies the image of t at the digest its origin has now,
+// for a copy and for a dry run alike: it records the verification in res
+// and what was found attached in t, warns of what the lookup found amiss,
+// and refuses an image no key verifies unless Verify.Warn, when it warns
+// that it was done ("copied", "would copy") unverified.
+func (m *Mirror) verifyTask(ctx context.Context, rs *runState, t *task, res *Result, done string) (v1.Hash, *Verification, error) {
+	h, err := t.origin.digest(ctx)
+	if err != nil {
+		return h, nil, err
+	}
+	v, l, err := m.verify(ctx, rs, *t, h)
+	if err != nil {
+		return h, nil, err
+	}
+	res.Verification, t.listed = v, l
+	if l.warn != "" {
+		m.warn(t.Job, l.warn)
+	}
+	if v.Verdict != Verified {
+		if !m.opts.Verify.Warn {
+			return h, nil, &UnverifiedError{Verification: v}
+		}
+		m.warn(t.Job, done+" unverified: "+v.reason())
+	}
+	return h, v, nil
+}
