@@ -26,9 +26,10 @@ import (
 // The reference and the value live in different objects, and Helm renders
 // the ConfigMap before the Deployment, so the references ("this key of that
 // ConfigMap is an image") are collected before the documents are walked:
-// the Rewriter pre-scans each input (prescanEnvRefs: only documents holding
-// "$(" are parsed) into a run-level set (envRefSet) that the walker hands
-// this detector. A ConfigMap value so referenced is a named embedded
+// the Rewriter pre-scans each input (prescanReader, prescanEnvRefs: a
+// search for "$(", and only the documents around those whose line says
+// image are read and parsed) into a run-level set (envRefSet) that the
+// walker hands this detector. A ConfigMap value so referenced is a named embedded
 // reference (Field.Named): listed, rewritten and reported at the
 // ConfigMap's line and data key, as a *_IMAGE env value is.
 //
@@ -385,135 +386,221 @@ func expansionRefs(s string) []expansionRef {
 
 // prescanEnvRefs returns the envRefs of a stream held in memory.
 func prescanEnvRefs(data []byte) []envRef {
-	var out []envRef
-	_ = expansionDocs(data, nil, func(doc []byte) { out = append(out, docEnvRefs(doc)...) })
-	return out
+	refs, _ := prescanAt(bytes.NewReader(data), expansions(data, 0, nil), int64(len(data)))
+	return refs
 }
 
-// prescanReader returns the envRefs of a stream read from r: a seekable
-// stream (a file, a bytes.Reader) is read through once in blocks, noting
-// where the documents holding "$(" lie (expansionRanges), and only those
-// are read again; any other is read once, holding each document until it
-// is known not to hold "$(" (expansionDocs). It leaves a seekable r at an
-// unspecified offset.
+// prescanReader returns the envRefs of a stream read from r. A seekable
+// stream (a file, a bytes.Reader) is read through once in blocks for the
+// offsets of "$(" (a fast search: "$" is rare in manifests), then only
+// around those that may pass an image (prescanAt); any other is read once,
+// holding each document until it is known not to hold "$("
+// (expansionDocs). It leaves a seekable r at an unspecified offset.
 func prescanReader(r io.Reader) ([]envRef, error) {
-	var out []envRef
 	s, ok := r.(io.ReadSeeker)
+	var base int64
+	if ok {
+		var err error
+		if base, err = s.Seek(0, io.SeekCurrent); err != nil {
+			ok = false
+		}
+	}
 	if !ok {
+		var out []envRef
 		err := expansionDocs(nil, r, func(doc []byte) { out = append(out, docEnvRefs(doc)...) })
 		return out, err
 	}
-	base, err := s.Seek(0, io.SeekCurrent)
-	if err != nil {
-		err := expansionDocs(nil, r, func(doc []byte) { out = append(out, docEnvRefs(doc)...) })
-		return out, err
-	}
-	ranges, err := expansionRanges(s)
-	if err != nil {
-		return nil, err
-	}
-	var doc []byte
-	for _, rg := range ranges {
-		if _, err := s.Seek(base+rg[0], io.SeekStart); err != nil {
-			return nil, err
-		}
-		doc = append(doc[:0], make([]byte, rg[1]-rg[0])...)
-		if _, err := io.ReadFull(s, doc); err != nil {
-			return nil, err
-		}
-		out = append(out, docEnvRefs(doc)...)
-	}
-	return out, nil
-}
-
-// expansionRanges returns the byte ranges [start, end) of r (from where it
-// is) that hold the documents with "$(": each starts at a "---" marker line
-// (or the stream's start) and ends before one (or at the end). It reads r
-// once, in blocks, holding nothing else.
-func expansionRanges(r io.Reader) ([][2]int64, error) {
+	// Where "$(" is, block by block; a "$" at a block's end is carried.
 	const block = 64 << 10
-	const keep = 4 // bytes carried to the next block: "\n---" and the byte after
-	buf := make([]byte, keep+block)
-	var out [][2]int64
-	var off int64 // offset of buf[0] in the stream
-	n, docStart, in, eof := 0, int64(0), false, false
-	for !eof {
-		m, err := io.ReadFull(r, buf[n:])
+	buf := make([]byte, block+1)
+	var at []int64
+	var off int64 // offset of buf[0] from base
+	n := 0
+	for eof := false; !eof; {
+		m, err := io.ReadFull(s, buf[n:])
 		n += m
 		if err == io.EOF || err == io.ErrUnexpectedEOF {
 			eof = true
 		} else if err != nil {
 			return nil, err
 		}
-		// Events up to limit are decided: beyond it a marker's next byte
-		// (or a "$(" cut in two) may not be read yet.
 		limit := n
-		if !eof {
-			limit = max(n-keep, 0)
+		if !eof && n > 0 && buf[n-1] == '$' {
+			limit = n - 1
 		}
-		b := buf[:n]
-		for i := 0; i < limit; {
-			if !in {
-				d := bytes.Index(b[i:], []byte("$("))
-				if d < 0 || i+d >= limit {
-					// No "$(" before limit: the document's start is the
-					// last marker line before it.
-					if l := lastMarkerBefore(b, i, limit, eof); l >= 0 {
-						docStart = off + int64(l)
-					}
-					break
-				}
-				if l := lastMarkerBefore(b, i, i+d, eof); l >= 0 {
-					docStart = off + int64(l)
-				}
-				in, i = true, i+d+2
-				continue
-			}
-			// In a document with "$(": find its end.
-			end := -1
-			for j := i; j < limit; {
-				k := bytes.IndexByte(b[j:limit], '\n')
-				if k < 0 {
-					break
-				}
-				if l := j + k + 1; l < n && isMarkerAt(b, l, eof) {
-					end = l
-					break
-				}
-				j += k + 1
-			}
-			if end < 0 {
-				break
-			}
-			out = append(out, [2]int64{docStart, off + int64(end)})
-			docStart, in, i = off+int64(end), false, end
-		}
-		if eof {
-			if in {
-				out = append(out, [2]int64{docStart, off + int64(n)})
-			}
-			return out, nil
-		}
-		// Carry the undecided tail.
-		c := copy(buf, buf[limit:n])
+		at = expansions(buf[:limit], off, at)
+		n = copy(buf, buf[limit:n])
 		off += int64(limit)
-		n = c
+	}
+	size := off + int64(n)
+	if len(at) == 0 {
+		return nil, nil
+	}
+	ra, isAt := s.(io.ReaderAt)
+	if !isAt {
+		ra = seekReaderAt{s}
+	}
+	return prescanAt(io.NewSectionReader(ra, base, size), at, size)
+}
+
+// expansions appends to at the offsets (plus off) of "$(" in b.
+func expansions(b []byte, off int64, at []int64) []int64 {
+	for i := 0; ; {
+		k := bytes.Index(b[i:], []byte("$("))
+		if k < 0 {
+			return at
+		}
+		at = append(at, off+int64(i+k))
+		i += k + 2
+	}
+}
+
+// seekReaderAt reads at an offset by seeking.
+type seekReaderAt struct{ s io.ReadSeeker }
+
+func (r seekReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if _, err := r.s.Seek(off, io.SeekStart); err != nil {
+		return 0, err
+	}
+	return io.ReadFull(r.s, p)
+}
+
+// prescanAt returns the envRefs of the documents of the stream ra (of size
+// bytes) that hold "$(" at one of the offsets at, in order. Only an "$("
+// whose line or the line before it says image (an image word, or
+// "prometheus-config-reloader": what imageVars requires, and more) is
+// looked at further: its document is delimited by reading backwards and
+// forwards to its "---" marker lines, then read and parsed (docEnvRefs).
+func prescanAt(ra io.ReaderAt, at []int64, size int64) ([]envRef, error) {
+	const window = 4 << 10
+	var out []envRef
+	done := int64(-1) // the end of the last document read
+	for _, p := range at {
+		if p < done {
+			continue
+		}
+		lo, hi := max(p-window, 0), min(p+window, size)
+		w := make([]byte, hi-lo)
+		if _, err := ra.ReadAt(w, lo); err != nil && err != io.EOF {
+			return out, err
+		}
+		if !linesMayPassImage(w, int(p-lo), lo == 0, hi == size) {
+			continue
+		}
+		start, err := docStartBefore(ra, p)
+		if err != nil {
+			return out, err
+		}
+		end, err := docEndAfter(ra, p, size)
+		if err != nil {
+			return out, err
+		}
+		doc := make([]byte, end-start)
+		if _, err := ra.ReadAt(doc, start); err != nil && err != io.EOF {
+			return out, err
+		}
+		out = append(out, docEnvRefs(doc)...)
+		done = end
 	}
 	return out, nil
 }
 
+// linesMayPassImage reports whether the "$(" at i of w may pass an image:
+// its line or the line before it holds an image word or
+// "prometheus-config-reloader". A line that runs past w counts (first,
+// last: w starts or ends the stream).
+func linesMayPassImage(w []byte, i int, first, last bool) bool {
+	ls := bytes.LastIndexByte(w[:i], '\n')
+	if ls < 0 && !first {
+		return true
+	}
+	ps := 0 // where the line before starts
+	if ls >= 0 {
+		if pl := bytes.LastIndexByte(w[:ls], '\n'); pl >= 0 {
+			ps = pl + 1
+		} else if !first {
+			return true
+		}
+	}
+	le := bytes.IndexByte(w[i:], '\n')
+	if le < 0 {
+		if !last {
+			return true
+		}
+		le = len(w) - i
+	}
+	text := w[ps : i+le]
+	return hasImageWordBytes(text) || bytes.Contains(text, []byte("prometheus-config-reloader"))
+}
+
+// docStartBefore returns the start of the document holding offset p: its
+// "---" marker line, or 0.
+func docStartBefore(ra io.ReaderAt, p int64) (int64, error) {
+	const block = 64 << 10
+	buf := make([]byte, block+4)
+	for hi := p; hi > 0; hi -= block {
+		lo := max(hi-block, 0)
+		// 4 bytes past hi tell a marker whose line break is before hi;
+		// p is inside the document, so they are there.
+		n, err := ra.ReadAt(buf[:hi-lo+4], lo)
+		if err != nil && err != io.EOF {
+			return 0, err
+		}
+		if l := lastMarkerBefore(buf[:n], 0, int(hi-lo), false); l >= 0 {
+			return lo + int64(l), nil
+		}
+	}
+	return 0, nil
+}
+
+// docEndAfter returns the end of the document holding offset p: the start
+// of the next "---" marker line, or size.
+func docEndAfter(ra io.ReaderAt, p, size int64) (int64, error) {
+	const block = 64 << 10
+	buf := make([]byte, block+4)
+	for lo := p; lo < size; lo += block {
+		hi := min(lo+block+4, size)
+		n, err := ra.ReadAt(buf[:hi-lo], lo)
+		if err != nil && err != io.EOF {
+			return 0, err
+		}
+		if l := nextMarkerIn(buf[:n], 0, min(block, n), lo+int64(n) == size); l >= 0 {
+			return lo + int64(l), nil
+		}
+	}
+	return size, nil
+}
+
 // lastMarkerBefore returns the start of the last "---" marker line whose
-// line break lies in b[from:to], or -1.
+// line break lies in b[from:to], or -1. It searches forwards for "\n---"
+// (a fast search; markers are few), never line by line.
 func lastMarkerBefore(b []byte, from, to int, eof bool) int {
-	for end := to; end > from; {
-		i := bytes.LastIndexByte(b[from:end], '\n')
-		if i < 0 {
+	last := -1
+	for i := from; i < to; {
+		k := bytes.Index(b[i:min(to+3, len(b))], []byte("\n---"))
+		if k < 0 {
+			break
+		}
+		if l := i + k + 1; isMarkerAt(b, l, eof) {
+			last = l
+		}
+		i += k + 1
+	}
+	return last
+}
+
+// nextMarkerIn returns the start of the first "---" marker line whose line
+// break lies in b[from:to], or -1.
+func nextMarkerIn(b []byte, from, to int, eof bool) int {
+	for i := from; i < to; {
+		k := bytes.Index(b[i:min(to+3, len(b))], []byte("\n---"))
+		if k < 0 {
 			return -1
 		}
-		if l := from + i + 1; l < len(b) && isMarkerAt(b, l, eof) {
+		if l := i + k + 1; isMarkerAt(b, l, eof) {
 			return l
 		}
-		end = from + i
+		i += k + 1
 	}
 	return -1
 }
@@ -609,36 +696,32 @@ func expansionDocs(data []byte, r io.Reader, fn func(doc []byte)) error {
 	}
 }
 
-// lastMarker returns the start of the last "---" marker line of b that
-// starts after lo, or from when there is none. The line at len(b), if any,
-// is never one: b is a prefix of the stream.
+// lastMarker returns the start of the last "---" marker line of b whose
+// line break lies at or after lo, or from when there is none. The line at
+// len(b), if any, is never one: b is a prefix of the stream.
 func lastMarker(b []byte, from, lo int) int {
-	for end := len(b); end > lo; {
-		i := bytes.LastIndexByte(b[lo:end], '\n')
-		if i < 0 {
-			break
-		}
-		if l := lo + i + 1; isMarkerAt(b, l, false) {
-			return l
-		}
-		end = lo + i
+	if l := lastMarkerBefore(b, lo, len(b), false); l >= 0 {
+		return l
 	}
 	return from
 }
 
-// nextMarker returns the start of the first "---" marker line after the
-// line holding from (ok), or the end of the stream when b is all of it
-// (eof); otherwise ok is false and resume is where to go on once more is
-// read.
+// nextMarker returns the start of the first "---" marker line whose line
+// break lies at or after from (ok), or the end of the stream when b is all
+// of it (eof); otherwise ok is false and resume is where to go on once
+// more is read.
 func nextMarker(b []byte, from int, eof bool) (end int, ok bool, resume int) {
 	for i := from; ; {
-		j := bytes.IndexByte(b[i:], '\n')
-		if j < 0 {
-			return len(b), eof, i
+		k := bytes.Index(b[i:], []byte("\n---"))
+		if k < 0 {
+			if eof {
+				return len(b), true, 0
+			}
+			return 0, false, max(from, len(b)-3) // "\n--" may be cut
 		}
-		l := i + j + 1
-		if len(b)-l < 4 && !eof {
-			return 0, false, i // too few bytes to tell a marker
+		l := i + k + 1
+		if l+3 == len(b) && !eof {
+			return 0, false, l - 1 // too few bytes to tell a marker
 		}
 		if isMarkerAt(b, l, eof) {
 			return l, true, 0

@@ -242,7 +242,7 @@ func TestExpansionDocs(t *testing.T) {
 					want = append(want, string(d.data))
 				}
 			}
-			for _, via := range []string{"ranges", "bytes", "one byte at a time", "blocks"} {
+			for _, via := range []string{"bytes", "one byte at a time", "blocks"} {
 				var got []string
 				fn := func(doc []byte) {
 					// Split as docEnvRefs does.
@@ -259,12 +259,6 @@ func TestExpansionDocs(t *testing.T) {
 				}
 				var err error
 				switch via {
-				case "ranges":
-					var rs [][2]int64
-					rs, err = expansionRanges(strings.NewReader(in))
-					for _, rg := range rs {
-						fn([]byte(in[rg[0]:rg[1]]))
-					}
 				case "bytes":
 					err = expansionDocs([]byte(in), nil, fn)
 				case "one byte at a time":
@@ -319,6 +313,37 @@ func TestEnvImagesPipeReadAhead(t *testing.T) {
 			}
 			if got := strings.Contains(out.String(), "sea.hub:5000/bitnami/prometheus-operator:0.85.0"); got != tt.want {
 				t.Errorf("rewritten %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestPrescanFindsDocuments: the pre-scan of a seekable stream finds the
+// workload whatever its place and the blocks it is read in: at the start,
+// at the end without a final line break, after and before documents larger
+// than a block, with "$(" that pass no image around it.
+func TestPrescanFindsDocuments(t *testing.T) {
+	dep := envDeployment("monitoring", reloaderArgs+reloaderEnv)
+	big := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata:\n  script: |\n" + strings.Repeat("    echo $(date) and more text\n", 5000)
+	want := "[{monitoring kp-operator prometheus-config-reloader}]"
+	for name, in := range map[string]string{
+		"alone":               dep,
+		"no final line break": strings.TrimSuffix(dep, "\n"),
+		"after a large one":   big + "---\n" + dep,
+		"before a large one":  dep + "---\n" + big,
+		"between":             big + "---\n" + dep + "---\n" + big,
+		"with a leading ---":  "---\n" + dep + "...\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			for _, pad := range []int{0, 1, 2, 3, 63<<10 + 1000, 64<<10 - 70} {
+				s := strings.Repeat("#\n", pad/2) + in
+				got, err := prescanReader(strings.NewReader(s))
+				if fmt.Sprint(got) != want || err != nil {
+					t.Errorf("pad %d: %v, %v; want %s", pad, got, err, want)
+				}
+				if got := prescanEnvRefs([]byte(s)); fmt.Sprint(got) != want {
+					t.Errorf("pad %d, in memory: %v", pad, got)
+				}
 			}
 		})
 	}
