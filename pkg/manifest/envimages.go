@@ -391,7 +391,7 @@ func prescanEnvRefs(data []byte) []envRef {
 }
 
 // prescanReader returns the envRefs of a stream read from r. A seekable
-// stream (a file, a bytes.Reader) is read through once in blocks for the
+// stream (a file, a bytes.Reader) is read through once (io.Copy) for the
 // offsets of "$(" (a fast search: "$" is rare in manifests), then only
 // around those that may pass an image (prescanAt); any other is read once,
 // holding each document until it is known not to hold "$("
@@ -410,29 +410,13 @@ func prescanReader(r io.Reader) ([]envRef, error) {
 		err := expansionDocs(nil, r, func(doc []byte) { out = append(out, docEnvRefs(doc)...) })
 		return out, err
 	}
-	// Where "$(" is, block by block; a "$" at a block's end is carried.
-	const block = 64 << 10
-	buf := make([]byte, block+1)
-	var at []int64
-	var off int64 // offset of buf[0] from base
-	n := 0
-	for eof := false; !eof; {
-		m, err := io.ReadFull(s, buf[n:])
-		n += m
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			eof = true
-		} else if err != nil {
-			return nil, err
-		}
-		limit := n
-		if !eof && n > 0 && buf[n-1] == '$' {
-			limit = n - 1
-		}
-		at = expansions(buf[:limit], off, at)
-		n = copy(buf, buf[limit:n])
-		off += int64(limit)
+	// Where "$(" is: io.Copy hands the scanner a bytes.Reader's or a
+	// strings.Reader's bytes without copying them, a file's in blocks.
+	var ew expansionWriter
+	if _, err := io.Copy(&ew, s); err != nil {
+		return nil, err
 	}
-	size := off + int64(n)
+	at, size := ew.at, ew.off
 	if len(at) == 0 {
 		return nil, nil
 	}
@@ -441,6 +425,44 @@ func prescanReader(r io.Reader) ([]envRef, error) {
 		ra = seekReaderAt{s}
 	}
 	return prescanAt(io.NewSectionReader(ra, base, size), at, size)
+}
+
+// expansionWriter notes the offsets of "$(" in what is written to it.
+type expansionWriter struct {
+	off    int64 // bytes written so far
+	dollar bool  // the last byte written is "$"
+	at     []int64
+}
+
+func (e *expansionWriter) Write(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if e.dollar && p[0] == '(' {
+		e.at = append(e.at, e.off-1)
+	}
+	e.at = expansions(p, e.off, e.at)
+	e.dollar, e.off = p[len(p)-1] == '$', e.off+int64(len(p))
+	return len(p), nil
+}
+
+func (e *expansionWriter) WriteString(p string) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if e.dollar && p[0] == '(' {
+		e.at = append(e.at, e.off-1)
+	}
+	for i := 0; ; {
+		k := strings.Index(p[i:], "$(")
+		if k < 0 {
+			break
+		}
+		e.at = append(e.at, e.off+int64(i+k))
+		i += k + 2
+	}
+	e.dollar, e.off = p[len(p)-1] == '$', e.off+int64(len(p))
+	return len(p), nil
 }
 
 // expansions appends to at the offsets (plus off) of "$(" in b.
@@ -474,13 +496,17 @@ func (r seekReaderAt) ReadAt(p []byte, off int64) (int, error) {
 func prescanAt(ra io.ReaderAt, at []int64, size int64) ([]envRef, error) {
 	const window = 4 << 10
 	var out []envRef
+	var buf []byte
 	done := int64(-1) // the end of the last document read
 	for _, p := range at {
 		if p < done {
 			continue
 		}
 		lo, hi := max(p-window, 0), min(p+window, size)
-		w := make([]byte, hi-lo)
+		if buf == nil {
+			buf = make([]byte, min(2*window, size))
+		}
+		w := buf[:hi-lo]
 		if _, err := ra.ReadAt(w, lo); err != nil && err != io.EOF {
 			return out, err
 		}

@@ -348,3 +348,22 @@ func TestPrescanFindsDocuments(t *testing.T) {
 		})
 	}
 }
+
+// TestExpansionWriter: the offsets of "$(" whatever the writes.
+func TestExpansionWriter(t *testing.T) {
+	const in = "a $(B) $$(C) $\n($(D"
+	want := fmt.Sprint(expansions([]byte(in), 0, nil))
+	if want != "[2 8 16]" {
+		t.Fatalf("expansions = %s", want)
+	}
+	for _, size := range []int{1, 2, 3, len(in)} {
+		var b, s expansionWriter
+		for i := 0; i < len(in); i += size {
+			b.Write([]byte(in[i:min(i+size, len(in))]))
+			s.WriteString(in[i:min(i+size, len(in))])
+		}
+		if fmt.Sprint(b.at) != want || fmt.Sprint(s.at) != want || b.off != int64(len(in)) {
+			t.Errorf("writes of %d: %v, %v; want %s", size, b.at, s.at, want)
+		}
+	}
+}
