@@ -126,7 +126,7 @@ func (r seekReaderAt) ReadAt(p []byte, off int64) (int, error) {
 // looked at further: its document is delimited by reading backwards and
 // forwards to its "---" marker lines, then read and parsed (docEnvRefs).
 func prescanAt(ra io.ReaderAt, at []int64, size int64) ([]envRef, error) {
-	const window = 4 << 10
+	const window = 1 << 10 // a longer line counts as saying image
 	var out []envRef
 	var buf []byte
 	done := int64(-1) // the end of the last document read
