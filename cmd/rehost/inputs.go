@@ -95,6 +95,19 @@ func openStreams(inputs []manifest.Input, hf *helmFlags, rw *manifest.Rewriter, 
 			out = append(out, stream{name: in.Name(), rel: in.Rel, path: in.Path, open: func() (io.ReadCloser, error) { return os.Open(in.Path) }})
 		}
 	}
+	// A ConfigMap may hold an image that a container of another file
+	// receives through $(VAR) (Helm and kustomize write the ConfigMap
+	// first): scan the files for such references before the first is
+	// rewritten. One stream, standard input and charts scan themselves as
+	// they are rewritten.
+	for _, st := range out {
+		if st.path == "" || len(out) == 1 {
+			continue
+		}
+		if err := scanEnvImages(rw, st); err != nil {
+			return nil, err
+		}
+	}
 	if set := hf.changed(); len(set) > 0 && !charts {
 		fmt.Fprintf(s.err, "rehost: warning: %s only apply to charts, and no input is a chart\n", strings.Join(set, ", "))
 	}
@@ -112,4 +125,23 @@ func rewriteStream(rw *manifest.Rewriter, st stream, w io.Writer) error {
 	}
 	defer r.Close()
 	return rw.Rewrite(w, r, st.name)
+}
+
+// scanEnvImages scans a file stream for the ConfigMap keys it passes as
+// images (manifest.Rewriter.ScanEnvImages).
+func scanEnvImages(rw *manifest.Rewriter, st stream) error {
+	// Regular files only: a FIFO or a device read now would be gone; it
+	// scans itself when it is rewritten.
+	if info, err := os.Stat(st.path); err != nil || !info.Mode().IsRegular() {
+		return nil
+	}
+	r, err := st.open()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if err := rw.ScanEnvImages(r); err != nil {
+		return fmt.Errorf("%s: %w", st.name, err)
+	}
+	return nil
 }

@@ -121,6 +121,17 @@ func List(paths []string, opts Options) (*Listing, error) {
 	if err != nil && !errors.Is(err, manifest.ErrNoInputs) {
 		return nil, err
 	}
+	// A ConfigMap may hold an image that a container of another file
+	// receives through $(VAR): scan the manifests for such references
+	// before the first is read (charts scan their own, renderChart;
+	// regular files only: a FIFO read now would be gone).
+	for _, in := range inputs {
+		if info, err := os.Stat(in.Path); err == nil && info.Mode().IsRegular() && !in.Chart && !in.ImageList {
+			if err := readFile(in.Path, func(f *os.File) error { return rw.ScanEnvImages(f) }); err != nil {
+				return nil, err
+			}
+		}
+	}
 	var errs []error
 	for _, in := range inputs {
 		var err error
@@ -185,6 +196,11 @@ func renderChart(rw *manifest.Rewriter, path string, r Renderer) error {
 	}
 	if err := addAnnotated(rw, path, c.Name, c.Images); err != nil {
 		return err
+	}
+	for _, m := range c.Manifests {
+		if err := rw.ScanEnvImages(strings.NewReader(m.Content)); err != nil {
+			return err
+		}
 	}
 	var errs []error
 	for _, m := range c.Manifests {

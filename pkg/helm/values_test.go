@@ -25,6 +25,13 @@ func rewrittenDocs(t *testing.T, chart string, opts Options, cfg rewrite.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// One call per template: scan them all first, as a ConfigMap may be
+	// an image passed to a later template's container (envimages.go).
+	for _, m := range c.Manifests {
+		if err := rw.ScanEnvImages(strings.NewReader(m.Content)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var out []string
 	for _, m := range c.Manifests {
 		b, err := rw.RewriteBytes([]byte(m.Content), m.Name)

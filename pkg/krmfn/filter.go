@@ -20,6 +20,11 @@ import (
 //	err := kio.Pipeline{Inputs: in, Filters: []kio.Filter{krmfn.Filter(rw)}, Outputs: out}.Execute()
 func Filter(rw *manifest.Rewriter) kio.Filter {
 	return kio.FilterFunc(func(nodes []*yaml.RNode) ([]*yaml.RNode, error) {
+		// A ConfigMap may hold an image that a later resource's container
+		// receives through $(VAR): learn those before the first rewrite.
+		for _, rn := range nodes {
+			rw.ScanEnvImagesNode(rn.YNode())
+		}
 		var errs []error
 		for _, rn := range nodes {
 			file, lines := location(rn)

@@ -110,3 +110,31 @@ func TestFilterUntaggedQuotedImage(t *testing.T) {
 		t.Errorf("image = %q, want it rewritten", got)
 	}
 }
+
+// TestFilterEnvImages: the config-reloader image that Bitnami
+// kube-prometheus passes to the operator through its ConfigMap
+// ($(PROMETHEUS_CONFIG_RELOADER) from configMapKeyRef), the ConfigMap first
+// as Helm renders it, is rewritten by the kio filter as by rehost rewrite.
+func TestFilterEnvImages(t *testing.T) {
+	in := "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: kp-operator, namespace: monitoring}\ndata:\n  prometheus-config-reloader: bitnami/prometheus-operator:0.85.0\n---\n" +
+		"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: kp-operator, namespace: monitoring}\nspec:\n  template:\n    spec:\n      containers:\n      - name: operator\n        image: quay.io/example/operator:1\n" +
+		"        args: [\"--prometheus-config-reloader=$(PROMETHEUS_CONFIG_RELOADER)\"]\n        env:\n        - name: PROMETHEUS_CONFIG_RELOADER\n          valueFrom: {configMapKeyRef: {name: kp-operator, key: prometheus-config-reloader}}\n"
+	rw, err := manifest.New(rewrite.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := (kio.Pipeline{Inputs: []kio.Reader{&kio.ByteReader{Reader: strings.NewReader(in)}}, Filters: []kio.Filter{Filter(rw)}, Outputs: []kio.Writer{kio.ByteWriter{Writer: &out}}}).Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "prometheus-config-reloader: sea.hub:5000/bitnami/prometheus-operator:0.85.0\n") {
+		t.Errorf("the ConfigMap is not rewritten:\n%s", out.String())
+	}
+	listed := false
+	for _, im := range rw.Images() {
+		listed = listed || im.Source == "docker.io/bitnami/prometheus-operator:0.85.0"
+	}
+	if !listed {
+		t.Errorf("images %+v", rw.Images())
+	}
+}

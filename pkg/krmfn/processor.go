@@ -47,6 +47,12 @@ func (Processor) Process(rl *framework.ResourceList) error {
 	}
 
 	filter := Filter(rw)
+	// Items go through the filter one at a time: a ConfigMap holding an
+	// image that a later item's container receives through $(VAR) must
+	// be known first.
+	for _, item := range rl.Items {
+		rw.ScanEnvImagesNode(item.YNode())
+	}
 	seen := occurrenceCursor{}
 	seenCharts := chartCursor{}
 	var errs framework.Results

@@ -247,3 +247,39 @@ func TestAnnotationsKept(t *testing.T) {
 		}
 	}
 }
+
+// TestProcessEnvImages: the function rewrites the config-reloader image
+// that a ConfigMap item passes to a later Deployment item through
+// $(PROMETHEUS_CONFIG_RELOADER) (Bitnami kube-prometheus), as rehost
+// rewrite does.
+func TestProcessEnvImages(t *testing.T) {
+	in := `apiVersion: config.kubernetes.io/v1
+kind: ResourceList
+items:
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: kp-operator, namespace: monitoring}
+  data:
+    prometheus-config-reloader: bitnami/prometheus-operator:0.85.0
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata: {name: kp-operator, namespace: monitoring}
+  spec:
+    template:
+      spec:
+        containers:
+        - name: operator
+          image: quay.io/example/operator:1
+          args: ["--prometheus-config-reloader=$(PROMETHEUS_CONFIG_RELOADER)"]
+          env:
+          - name: PROMETHEUS_CONFIG_RELOADER
+            valueFrom: {configMapKeyRef: {name: kp-operator, key: prometheus-config-reloader}}
+`
+	out, err := execute([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "prometheus-config-reloader: sea.hub:5000/bitnami/prometheus-operator:0.85.0\n") {
+		t.Errorf("the ConfigMap is not rewritten:\n%s", out)
+	}
+}

@@ -42,6 +42,7 @@ func (f *Finder) detectors() []detector {
 		registrySettings{f.registries}, // registry.go: operators' registry settings
 		chartSources{f.charts},         // gitops.go: GitOps chart sources
 		operatorNotes{f.operators},     // operators.go: operators that start images no manifest names
+		envImages{},                    // envimages.go: ConfigMap values passed as images through $(VAR)
 		embeddedReferences{},           // embeddedrefs.go: named and free-text references in strings
 	}
 }

@@ -164,6 +164,9 @@ type Finder struct {
 	schemes []string
 	// list is the detectors (detector.go), built from the tables above.
 	list []detector
+	// envRefs are the ConfigMap keys passed as images that Find and
+	// FindEmbedded know of (WithEnvImages).
+	envRefs *envRefSet
 }
 
 type composite struct {
@@ -371,7 +374,7 @@ func (f *Finder) addFields(fields []rewrite.ImageField) error {
 // after the others. Objects without a kind, and CustomResourceDefinitions,
 // have none.
 func (f *Finder) Find(node *yaml.Node) []Field {
-	return f.findAll(node, false, true).fields
+	return f.findAll(node, false, true, f.envRefs).fields
 }
 
 // FindEmbedded returns the image references embedded in the string values
@@ -385,7 +388,7 @@ func (f *Finder) Find(node *yaml.Node) []Field {
 // host:port addresses, paths, digests alone and patterns never count.
 // Each Field has Embedded set, and Value and At give the token.
 func (f *Finder) FindEmbedded(node *yaml.Node) []Field {
-	return f.findAll(node, true, false).emb
+	return f.findAll(node, true, false, f.envRefs).emb
 }
 
 // found is what the finder finds in a document.
@@ -412,12 +415,13 @@ type note struct {
 // findAll finds the references of a document: the walker hands each object
 // to the detectors (with guess, guessedFields takes part; with embedded,
 // embeddedReferences), then the document's admission placeholders are
-// held back (admission).
-func (f *Finder) findAll(node *yaml.Node, embedded, guess bool) found {
+// held back (admission). refs are the run's ConfigMap keys passed as images
+// (envimages.go), nil for none.
+func (f *Finder) findAll(node *yaml.Node, embedded, guess bool, refs *envRefSet) found {
 	if node.Kind == yaml.DocumentNode && len(node.Content) == 1 {
 		node = node.Content[0]
 	}
-	w := walker{f: f, embedded: embedded, guess: guess, guessing: guessState{left: maxGuessNodes, mergeWalks: map[*yaml.Node]int{}}}
+	w := walker{f: f, embedded: embedded, guess: guess, envRefs: refs, guessing: guessState{left: maxGuessNodes, mergeWalks: map[*yaml.Node]int{}}}
 	w.object(node)
 	// Guessed fields go after the others: where a node is both, dedup
 	// keeps the known field.
@@ -435,8 +439,10 @@ type walker struct {
 	// kinds (guessedFields), remembering guessing.
 	guess    bool
 	guessing guessState
-	path     []string // segments: keys, and "[i]" for list items
-	obj      Field    // Kind, Namespace, Name of the current object
+	// envRefs are the run's ConfigMap keys passed as images (envImages).
+	envRefs *envRefSet
+	path    []string // segments: keys, and "[i]" for list items
+	obj     Field    // Kind, Namespace, Name of the current object
 	// placeholder says which image values of the current custom resource
 	// are placeholders, not images (see placeholders).
 	placeholder func(string) bool

@@ -27,7 +27,7 @@ func (rw *Rewriter) RewriteNode(doc *yaml.Node, file string, lines bool) error {
 	if doc != nil && doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 		doc = doc.Content[0]
 	}
-	fd := rw.finder.findAll(doc, true, !rw.noGuess)
+	fd := rw.finder.findAll(doc, true, !rw.noGuess, rw.envRefs.load())
 	where := func(f Field) rewrite.Location {
 		loc := rewrite.Location{File: file, Kind: f.Kind, Namespace: f.Namespace, Name: f.Name, Field: f.Path}
 		if lines {

@@ -3,6 +3,7 @@ package manifest
 import (
 	"fmt"
 	"io"
+	"strings"
 )
 
 // Part is a stream cut out of a larger file, for RewriteParts: the
@@ -35,6 +36,13 @@ func (rw *Rewriter) RewriteParts(w io.Writer, parts []Part) error {
 			return err
 		}
 		return fmt.Errorf("%s: %w", parts[0].Name, ErrListOnly)
+	}
+	// A ConfigMap key may be passed as an image by a document after it,
+	// in any part (envimages.go): scan the parts for such references first.
+	for _, p := range parts {
+		if strings.Contains(p.Text, "$(") {
+			rw.envRefs.add(prescanEnvRefs([]byte(p.Text)))
+		}
 	}
 	i := 0
 	var sp *splitter // the splitter of parts[i], nil before it starts

@@ -49,9 +49,16 @@ func (rw *Rewriter) RewriteAt(w io.Writer, r io.Reader, name string, line int) e
 	if w != nil && rw.listOnly {
 		return fmt.Errorf("%s: %w", name, ErrListOnly)
 	}
+	// A ConfigMap key may be passed as an image by a document after it
+	// (envimages.go): scan the stream for such references first, or, on
+	// a stream that cannot be read twice, read ahead of its ConfigMaps.
+	r, scanned, err := rw.envRefs.prescanReader(r)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
 	sp := newSplitter(r)
 	sp.line = line
-	return rw.pipeline(w, func() ([]piece, error) {
+	next := func() ([]piece, error) {
 		docs, err := nextBatch(sp)
 		ps := make([]piece, len(docs))
 		for i, d := range docs {
@@ -63,7 +70,11 @@ func (rw *Rewriter) RewriteAt(w io.Writer, r io.Reader, name string, line int) e
 			err = io.EOF
 		}
 		return ps, err
-	})
+	}
+	if !scanned {
+		next = rw.envRefs.readAhead(next)
+	}
+	return rw.pipeline(w, next)
 }
 
 // piece is one document in the pipeline, with the name of the stream it
@@ -226,7 +237,8 @@ func (rw *Rewriter) process(d document, name string, write bool) result {
 	if !utf8.Valid(d.data) {
 		return result{errs: []error{&Error{Location: rewrite.Location{File: name, Line: d.line + invalidUTF8Line(d.data)}, Err: errors.New("invalid UTF-8: manifests must be UTF-8 encoded")}}}
 	}
-	if !rw.fullParse && !rw.mayHoldImages(d.data) {
+	refs := rw.envRefs.load()
+	if !rw.fullParse && !rw.mayHoldImages(d.data) && !refs.mayHold(d.data) {
 		return result{}
 	}
 	var root yaml.Node
@@ -243,7 +255,7 @@ func (rw *Rewriter) process(d document, name string, write bool) result {
 	if err := dec.Decode(&next); !errors.Is(err, io.EOF) {
 		return result{errs: []error{&Error{Location: rewrite.Location{File: name, Line: d.line}, Err: errors.New("several YAML documents without a \"---\" line ending in \\n (lines end in a lone carriage return?): convert the line ends to \\n or \\r\\n")}}}
 	}
-	fd := rw.finder.findAll(&root, true, !rw.noGuess)
+	fd := rw.finder.findAll(&root, true, !rw.noGuess, refs)
 	fields, emb := fd.fields, fd.emb
 	where := func(f Field) rewrite.Location {
 		p := f.place()

@@ -103,6 +103,9 @@ type Rewriter struct {
 	operators map[string]*OperatorNote
 	// charts are the GitOps chart sources met (gitops.go).
 	charts chartSet
+	// envRefs are the ConfigMap keys passed as images met so far in the
+	// run's inputs (envimages.go), pre-scanned before each input.
+	envRefs envRefsHolder
 	// lists counts the image lists read.
 	lists int
 	// fullParse turns the fast path off: every document is parsed.

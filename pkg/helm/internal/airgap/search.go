@@ -1,6 +1,7 @@
 package airgap
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/rehost/rehost/pkg/helm/internal/valuetree"
@@ -116,6 +117,17 @@ func New(ch Chart, cfg rewrite.Config) (*Search, error) {
 	if s.resolved, s.merged, err = ch.Resolve(s.values(nil)); err != nil {
 		return nil, err
 	}
+	// A ConfigMap value may be an image that another template's container
+	// receives through $(VAR): both the rewrite and the comparisons must
+	// know it before the first template.
+	streams := make([][]byte, len(s.base.Manifests))
+	for i, m := range s.base.Manifests {
+		streams[i] = []byte(m.Content)
+		if err := rw.ScanEnvImages(bytes.NewReader(streams[i])); err != nil {
+			return nil, err
+		}
+	}
+	s.finder = s.finder.WithEnvImages(streams...)
 	s.docFields = make([][]int, len(s.base.Manifests))
 	s.maskedBase = make([]*yaml.Node, len(s.base.Manifests))
 	for i, m := range s.base.Manifests {
