@@ -41,12 +41,17 @@ func captureLog(fn func() error) ([]string, error) {
 
 // distinctLines splits s into its non-empty lines, each once, in order:
 // Helm coalesces the same values several times per render and repeats
-// each warning as often.
+// each warning as often. The "warning: " Helm starts most lines with (in
+// any case) is dropped: a warning is what the caller prints it as.
 func distinctLines(s string) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, l := range strings.Split(s, "\n") {
-		if l = strings.TrimSpace(l); l != "" && !seen[l] {
+		l = strings.TrimSpace(l)
+		if len(l) > len("warning:") && strings.EqualFold(l[:len("warning:")], "warning:") {
+			l = strings.TrimSpace(l[len("warning:"):])
+		}
+		if l != "" && !seen[l] {
 			seen[l] = true
 			out = append(out, l)
 		}
