@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/rehost/rehost/internal/bounded"
+	"github.com/rehost/rehost/internal/yamlnode"
 	"github.com/rehost/rehost/pkg/manifest"
 	"github.com/rehost/rehost/pkg/rewrite"
 	"go.yaml.in/yaml/v3"
@@ -364,30 +365,19 @@ func readHead(doc string) (head, *headError) {
 	h.annotations = map[string]string{}
 	for i := 0; i+1 < len(an.Content); i += 2 {
 		k := an.Content[i].Value
-		if h.annotations[k], err = str("metadata.annotations."+k, resolve(an.Content[i+1])); err != nil {
+		if h.annotations[k], err = str("metadata.annotations."+k, yamlnode.Resolve(an.Content[i+1])); err != nil {
 			return h, err
 		}
 	}
 	return h, nil
 }
 
-// lookup returns the value of key in the mapping n, the last one when the
-// key is repeated (as a YAML-to-JSON conversion keeps it); nil if absent.
+// lookup returns the value of key in the mapping n, aliases resolved,
+// the last one when the key is repeated (yamlnode.Last: Helm reads kind
+// and metadata through a YAML-to-JSON conversion, which keeps the last);
+// nil if absent.
 func lookup(n *yaml.Node, key string) *yaml.Node {
-	var v *yaml.Node
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			v = resolve(n.Content[i+1])
-		}
-	}
-	return v
-}
-
-func resolve(n *yaml.Node) *yaml.Node {
-	for n != nil && n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	return n
+	return yamlnode.Resolve(yamlnode.Last(n, key))
 }
 
 func isNull(n *yaml.Node) bool {
