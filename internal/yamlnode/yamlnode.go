@@ -24,7 +24,9 @@
 // (once per mapping) where it reads a field. Every helper returns nil for
 // a nil node or one that is not a mapping.
 //
-// pkg/rewrite finds the line of a config error with First (yaml.v3 has
+// ErrorLine reads the line out of a yaml.v3 syntax error, for
+// pkg/manifest and pkg/rendered. pkg/rewrite finds the line of a config
+// error with First (yaml.v3 has
 // refused a repeated key in the config before). The package uses yaml.v3
 // only, as the core module does.
 package yamlnode

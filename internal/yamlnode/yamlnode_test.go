@@ -141,3 +141,28 @@ func TestNil(t *testing.T) {
 		t.Error("a nil mapping has a merge")
 	}
 }
+
+func TestErrorLine(t *testing.T) {
+	for _, tt := range []struct {
+		name, doc string
+		line      int
+		msg       string
+		ok        bool
+	}{
+		{"unclosed list", "a: 1\nb: [\n", 2, "did not find expected node content", true},
+		{"parser error", "a: 1\n- b\n", 1, "did not find expected key", true},
+		{"first line", "a: b: c\n", 0, "mapping values are not allowed in this context", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var n yaml.Node
+			err := yaml.Unmarshal([]byte(tt.doc), &n)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			line, msg, ok := ErrorLine(err)
+			if line != tt.line || !strings.HasPrefix(msg, tt.msg) || ok != tt.ok {
+				t.Errorf("ErrorLine(%q) = %d, %q, %v; want %d, %q…, %v", err, line, msg, ok, tt.line, tt.msg, tt.ok)
+			}
+		})
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"path"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"unicode"
 
@@ -295,9 +294,6 @@ type headError struct {
 	msg  string
 }
 
-// yamlLine is how yaml.v3 starts the message of a syntax error.
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
-
 // readHead reads a document's head as Helm does, with its errors: a
 // document that is not a map, or whose apiVersion, kind, metadata.name or
 // annotations are not strings, fails Helm's install.
@@ -305,12 +301,11 @@ func readHead(doc string) (head, *headError) {
 	var h head
 	var root yaml.Node
 	if err := yaml.Unmarshal([]byte(doc), &root); err != nil {
-		e := &headError{line: 1, msg: strings.TrimPrefix(err.Error(), "yaml: ")}
-		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-			e.line, _ = strconv.Atoi(m[1])
-			e.msg = err.Error()[len(m[0]):]
+		line, msg, ok := yamlnode.ErrorLine(err)
+		if !ok {
+			line = 1
 		}
-		return h, e
+		return h, &headError{line: line, msg: msg}
 	}
 	if root.Kind == 0 || len(root.Content) == 0 {
 		return h, nil // only comments
