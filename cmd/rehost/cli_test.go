@@ -324,7 +324,7 @@ func TestChartFlagsWithoutChartWarn(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "sea.hub:5000/library/nginx:1.25") {
 		t.Fatalf("code %d: %s", code, out)
 	}
-	if !strings.Contains(errOut, "warning: --set, --namespace only apply to charts") {
+	if !hasFacts(errOut, "warning: ", "--set, --namespace", "charts") {
 		t.Errorf("stderr: %q", errOut)
 	}
 	if _, errOut, _ := rehost(t, podNginx, "images"); errOut != "" {

@@ -123,7 +123,7 @@ func TestImagesGitOps(t *testing.T) {
 	}
 
 	out, errOut, code = rehost(t, "", "images", path)
-	if code != 0 || out != "ghcr.io/stefanprodan/manifests/podinfo:6.5.4\n" || !strings.Contains(errOut, `rehost: 6 GitOps chart source(s) found outside the target registry, not listed here`) {
+	if code != 0 || out != "ghcr.io/stefanprodan/manifests/podinfo:6.5.4\n" || !hasFacts(errOut, "rehost: 6 GitOps chart source(s)", "not listed") {
 		t.Errorf("text: code %d, stdout %q, stderr %q", code, out, errOut)
 	}
 

@@ -295,7 +295,7 @@ func TestOutputDirCopiesOtherFiles(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(stderr), "\n")
 	if len(lines) != 2 || !strings.Contains(lines[0], filepath.Join(app, "README")+" is a symbolic link to ") ||
-		!strings.HasPrefix(lines[1], "rehost: copied 5 other file(s) of the input directories unchanged into "+out) || !strings.HasSuffix(lines[1], "--manifests-only copies none") {
+		!hasFacts(lines[1], "rehost: copied 5 other file(s)", out, "--manifests-only") {
 		t.Errorf("stderr:\n%s", stderr)
 	}
 

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/rehost/rehost/internal/benchdata/corpus"
+	"github.com/rehost/rehost/internal/safefile"
 	"github.com/rehost/rehost/pkg/rewrite"
 )
 
@@ -123,23 +124,7 @@ func run(log io.Writer, dir, sizes string, seed int64, registry string) error {
 	return os.WriteFile(filepath.Join(kdir, "kustomization.yaml"), k, 0o644)
 }
 
-// writeFile writes path through a temporary file renamed into place.
+// writeFile writes path atomically (safefile.Write).
 func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".benchdata-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		return err
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return safefile.Write(safefile.Dir(filepath.Dir(path)), filepath.Base(path), safefile.Options{}, write)
 }

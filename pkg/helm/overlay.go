@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/rehost/rehost/internal/yamlnode"
 	"github.com/rehost/rehost/pkg/helm/internal/valuetree"
 	"github.com/rehost/rehost/pkg/rewrite"
 	"go.yaml.in/yaml/v3"
@@ -90,7 +91,7 @@ func commentKey(root *yaml.Node, k OverlayKey) {
 		if !ok || cur.Kind != yaml.MappingNode {
 			break
 		}
-		kn, vn := mapEntry(cur, name)
+		kn, vn := yamlnode.FirstPair(cur, name)
 		if kn == nil {
 			break
 		}
@@ -114,13 +115,4 @@ func addComment(kn *yaml.Node, k OverlayKey) {
 		lines = append(lines, m.String())
 	}
 	kn.HeadComment = strings.Join(lines, "\n")
-}
-
-func mapEntry(m *yaml.Node, key string) (*yaml.Node, *yaml.Node) {
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i], m.Content[i+1]
-		}
-	}
-	return nil, nil
 }

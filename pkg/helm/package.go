@@ -24,7 +24,8 @@ import (
 var archiveTime = time.Unix(0, 0).UTC()
 
 // Package writes the chart at path (a directory, or a packaged chart) as a
-// packaged chart to output (a .tgz file, replaced if it exists), the way
+// packaged chart to output (a .tgz file, replaced if it exists, written
+// into if it is a link or a device: publishChart), the way
 // `helm package` does — Helm's loader and writer, .helmignore applied —
 // except that the archive records no time: packaging the same chart twice
 // gives the same bytes. It returns the chart as loaded.
@@ -49,7 +50,7 @@ func Package(path, output string) (*chart.Chart, error) {
 	if err != nil {
 		return nil, fmt.Errorf("packaging chart %s: %w", path, err)
 	}
-	if err := os.Rename(file, output); err != nil {
+	if err := publishChart(file, output); err != nil {
 		return nil, err
 	}
 	return ch, nil

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/rehost/rehost/internal/textpos"
+	"github.com/rehost/rehost/internal/yamlnode"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -36,7 +37,7 @@ func setYAML(data []byte, path []interface{}, value interface{}, comment string)
 			if cur.Kind != yaml.MappingNode {
 				return nil, fmt.Errorf("line %d: %s is not a map", cur.Line, PathString(path[:i]))
 			}
-			kn, vn := mapEntry(cur, seg)
+			kn, vn := yamlnode.FirstPair(cur, seg)
 			if kn == nil {
 				return insertInMapping(data, lines, parentKey, cur, path[i:], value, comment)
 			}
@@ -343,7 +344,7 @@ func commentKeyLine(data []byte, path []interface{}, comment string) []byte {
 		if !ok || cur.Kind != yaml.MappingNode || cur.Style&yaml.FlowStyle != 0 {
 			return data
 		}
-		kn, vn := mapEntry(cur, name)
+		kn, vn := yamlnode.FirstPair(cur, name)
 		if kn == nil {
 			return data
 		}

@@ -165,9 +165,11 @@ func TestSplitPath(t *testing.T) {
 		"items[2].spec.containers[10].image":     {"items", "[2]", "spec", "containers", "[10]", "image"},
 		"image":                                  {"image"},
 	} {
-		if got := splitPath(p); !reflect.DeepEqual(got, want) {
-			t.Errorf("splitPath(%q) = %q, want %q", p, got, want)
-		}
+		t.Run(p, func(t *testing.T) {
+			if got := splitPath(p); !reflect.DeepEqual(got, want) {
+				t.Errorf("splitPath(%q) = %q, want %q", p, got, want)
+			}
+		})
 	}
 }
 

@@ -107,19 +107,21 @@ func TestCRDNeverSearched(t *testing.T) {
 	}
 
 	// The kio filter, on the JSON CRD and the YAML one.
-	for _, crd := range []string{crdJSON, crdYAML} {
-		rw := mustNew(t, rewrite.Config{RewriteEmbedded: true})
-		var out bytes.Buffer
-		err := rewriteNodes(rw, crd+"---\n"+widget, &out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkOnlyWidget(t, "kio filter", rw)
-		for _, v := range []string{"quay.io/example/operand:1.0", "quay.io/example/agent:2.0", "busybox:1.36", "quay.io/example/b:1", "quay.io/example/c:1", "docker.io/library/nginx:1.25", `"nginx:1.25"`} {
-			if !strings.Contains(out.String(), v) {
-				t.Errorf("kio filter: %s was rewritten in the CRD:\n%s", v, out.String())
+	for _, tt := range []struct{ name, crd string }{{"kio filter/json", crdJSON}, {"kio filter/yaml", crdYAML}} {
+		t.Run(tt.name, func(t *testing.T) {
+			rw := mustNew(t, rewrite.Config{RewriteEmbedded: true})
+			var out bytes.Buffer
+			err := rewriteNodes(rw, tt.crd+"---\n"+widget, &out)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
+			checkOnlyWidget(t, "kio filter", rw)
+			for _, v := range []string{"quay.io/example/operand:1.0", "quay.io/example/agent:2.0", "busybox:1.36", "quay.io/example/b:1", "quay.io/example/c:1", "docker.io/library/nginx:1.25", `"nginx:1.25"`} {
+				if !strings.Contains(out.String(), v) {
+					t.Errorf("kio filter: %s was rewritten in the CRD:\n%s", v, out.String())
+				}
+			}
+		})
 	}
 }
 
@@ -140,22 +142,25 @@ func checkOnlyWidget(t *testing.T, name string, rw *Rewriter) {
 // at column 0 is a Pod: the fast path must not take that line for the
 // document's kind and skip it.
 func TestQuotedKindGuard(t *testing.T) {
-	for _, q := range []string{`"kind"`, `'kind'`} {
-		in := "apiVersion: v1\n" + q + ": Pod\nmetadata:\n  name: p\nnote: \"first line\nkind: CustomResourceDefinition\nlast line\"\nspec:\n  containers:\n  - name: c\n    image: nginx:1.25\n"
-		want := strings.Replace(in, "image: nginx:1.25", "image: sea.hub:5000/library/nginx:1.25", 1)
-		for _, fullParse := range []bool{false, true} {
-			rw := mustNew(t, rewrite.Config{})
-			rw.fullParse = fullParse
-			out, err := rw.RewriteBytes([]byte(in), "in.yaml")
-			if err != nil {
-				t.Fatalf("%s (fullParse=%v): %v", q, fullParse, err)
+	for _, tt := range []struct{ name, q string }{{"double-quoted", `"kind"`}, {"single-quoted", `'kind'`}} {
+		q := tt.q
+		t.Run(tt.name, func(t *testing.T) {
+			in := "apiVersion: v1\n" + q + ": Pod\nmetadata:\n  name: p\nnote: \"first line\nkind: CustomResourceDefinition\nlast line\"\nspec:\n  containers:\n  - name: c\n    image: nginx:1.25\n"
+			want := strings.Replace(in, "image: nginx:1.25", "image: sea.hub:5000/library/nginx:1.25", 1)
+			for _, fullParse := range []bool{false, true} {
+				rw := mustNew(t, rewrite.Config{})
+				rw.fullParse = fullParse
+				out, err := rw.RewriteBytes([]byte(in), "in.yaml")
+				if err != nil {
+					t.Fatalf("%s (fullParse=%v): %v", q, fullParse, err)
+				}
+				if string(out) != want {
+					t.Errorf("%s (fullParse=%v): the Pod was not rewritten:\n%s", q, fullParse, out)
+				}
+				if imgs := rw.Images(); len(imgs) != 1 || imgs[0].Occurrences[0].Kind != "Pod" {
+					t.Errorf("%s (fullParse=%v): images %+v, want the Pod's", q, fullParse, imgs)
+				}
 			}
-			if string(out) != want {
-				t.Errorf("%s (fullParse=%v): the Pod was not rewritten:\n%s", q, fullParse, out)
-			}
-			if imgs := rw.Images(); len(imgs) != 1 || imgs[0].Occurrences[0].Kind != "Pod" {
-				t.Errorf("%s (fullParse=%v): images %+v, want the Pod's", q, fullParse, imgs)
-			}
-		}
+		})
 	}
 }

@@ -43,7 +43,11 @@ func TestScanString(t *testing.T) {
 		{"image: \"{{ .Values.image }}\"", false, nil},
 	}
 	for _, tt := range tests {
-		t.Run(tt.s, func(t *testing.T) {
+		name := tt.s
+		if tt.ctx {
+			name += " in an image context"
+		}
+		t.Run(name, func(t *testing.T) {
 			var got []string
 			for _, tok := range scanString(tt.s, tt.ctx, false) {
 				got = append(got, fmt.Sprintf("%d:%s", tok.at, tok.value))
@@ -118,7 +122,11 @@ func TestIsCandidate(t *testing.T) {
 		{"", false, false},
 	}
 	for _, tt := range tests {
-		t.Run(tt.v, func(t *testing.T) {
+		name := tt.v
+		if name == "" {
+			name = "empty"
+		}
+		t.Run(name, func(t *testing.T) {
 			if got := isCandidate(tt.v, false); got != tt.plain {
 				t.Errorf("isCandidate(%q, false) = %v, want %v", tt.v, got, tt.plain)
 			}
@@ -587,11 +595,20 @@ func TestEmbeddedListing(t *testing.T) {
 	if _, err := mustNew(t, rewrite.Config{NoNamedEmbedded: true}).RewriteBytes([]byte(coll), "in.yaml"); err != nil {
 		t.Errorf("reported only: %v", err)
 	}
-	for _, rw := range []*Rewriter{mustNew(t, rewrite.Config{}), mustNew(t, rewrite.Config{NoNamedEmbedded: true}, ListEmbedded()), mustNew(t, rewrite.Config{RewriteEmbedded: true})} {
-		var ce *rewrite.CollisionError
-		if _, err := rw.RewriteBytes([]byte(coll), "in.yaml"); !errors.As(err, &ce) {
-			t.Errorf("err = %v, want a collision", err)
-		}
+	for _, tt := range []struct {
+		name string
+		rw   *Rewriter
+	}{
+		{"collision/default", mustNew(t, rewrite.Config{})},
+		{"collision/listed", mustNew(t, rewrite.Config{NoNamedEmbedded: true}, ListEmbedded())},
+		{"collision/rewritten", mustNew(t, rewrite.Config{RewriteEmbedded: true})},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var ce *rewrite.CollisionError
+			if _, err := tt.rw.RewriteBytes([]byte(coll), "in.yaml"); !errors.As(err, &ce) {
+				t.Errorf("err = %v, want a collision", err)
+			}
+		})
 	}
 }
 
@@ -609,21 +626,24 @@ func mustNew(t *testing.T, cfg rewrite.Config, opts ...Option) *Rewriter {
 func TestFastPathEmbedded(t *testing.T) {
 	rw := mustNew(t, rewrite.Config{})
 	for _, tt := range []struct {
+		name string
 		doc  string
 		want bool
 	}{
-		{"kind: Deployment\nspec: {template: {spec: {containers: [{name: a, args: [--prometheus-config-reloader=quay.io/p/r:v0.75.0]}]}}}\n", true},
-		{"kind: ConfigMap\ndata: {a: \"localhost/app:1\"}\n", true},
-		{"kind: ConfigMap\ndata: {a: \"localhost:5000/app@sha256:0\"}\n", true},
-		{"kind: OCIRepository\nspec: {url: \"oci://ghcr.io/a/b\", ref: {tag: \"1\"}}\n", true},
-		{"kind: ConfigMap\ndata: {a: \"\\x71uay.io/a/b:1\"}\n", true},
-		{"kind: Service\nmetadata: {name: s, annotations: {a: \"https://example.com/docs\"}}\nspec: {ports: [{port: 80}]}\n", false},
-		{"kind: ConfigMap\ndata: {a: \"redis:6379\", b: \"apps/v1\", c: \"kube-system/kubelet\"}\n", false},
-		{"apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nspec: {x: \"quay.io/a/b:1\", image: y}\n", false},
+		{"flag value", "kind: Deployment\nspec: {template: {spec: {containers: [{name: a, args: [--prometheus-config-reloader=quay.io/p/r:v0.75.0]}]}}}\n", true},
+		{"localhost tag", "kind: ConfigMap\ndata: {a: \"localhost/app:1\"}\n", true},
+		{"localhost digest", "kind: ConfigMap\ndata: {a: \"localhost:5000/app@sha256:0\"}\n", true},
+		{"oci url", "kind: OCIRepository\nspec: {url: \"oci://ghcr.io/a/b\", ref: {tag: \"1\"}}\n", true},
+		{"escaped", "kind: ConfigMap\ndata: {a: \"\\x71uay.io/a/b:1\"}\n", true},
+		{"url only", "kind: Service\nmetadata: {name: s, annotations: {a: \"https://example.com/docs\"}}\nspec: {ports: [{port: 80}]}\n", false},
+		{"no reference", "kind: ConfigMap\ndata: {a: \"redis:6379\", b: \"apps/v1\", c: \"kube-system/kubelet\"}\n", false},
+		{"crd", "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nspec: {x: \"quay.io/a/b:1\", image: y}\n", false},
 	} {
-		if got := rw.mayHoldImages([]byte(tt.doc)); got != tt.want {
-			t.Errorf("mayHoldImages(%q) = %v, want %v", tt.doc, got, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			if got := rw.mayHoldImages([]byte(tt.doc)); got != tt.want {
+				t.Errorf("mayHoldImages(%q) = %v, want %v", tt.doc, got, tt.want)
+			}
+		})
 	}
 }
 
@@ -666,22 +686,24 @@ data:
     other: x
 `
 	for _, rewriteEmbedded := range []bool{false, true} {
-		rw := mustNew(t, rewrite.Config{RewriteEmbedded: rewriteEmbedded})
-		var out bytes.Buffer
-		err := rewriteNodes(rw, in, &out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := in
-		if rewriteEmbedded {
-			want = strings.NewReplacer(`"docker.io/istio`, `"sea.hub:5000/istio`, "image: quay.io/kiali", "image: sea.hub:5000/kiali").Replace(in)
-		}
-		if out.String() != want {
-			t.Errorf("rewriteEmbedded=%v:\n%s\nwant:\n%s", rewriteEmbedded, out.String(), want)
-		}
-		if len(rw.Embedded()) != 2 {
-			t.Errorf("embedded: %v", rw.Embedded())
-		}
+		t.Run(fmt.Sprintf("rewriteEmbedded=%v", rewriteEmbedded), func(t *testing.T) {
+			rw := mustNew(t, rewrite.Config{RewriteEmbedded: rewriteEmbedded})
+			var out bytes.Buffer
+			err := rewriteNodes(rw, in, &out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := in
+			if rewriteEmbedded {
+				want = strings.NewReplacer(`"docker.io/istio`, `"sea.hub:5000/istio`, "image: quay.io/kiali", "image: sea.hub:5000/kiali").Replace(in)
+			}
+			if out.String() != want {
+				t.Errorf("rewriteEmbedded=%v:\n%s\nwant:\n%s", rewriteEmbedded, out.String(), want)
+			}
+			if len(rw.Embedded()) != 2 {
+				t.Errorf("embedded: %v", rw.Embedded())
+			}
+		})
 	}
 }
 

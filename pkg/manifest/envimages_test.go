@@ -196,7 +196,11 @@ func TestImageVars(t *testing.T) {
 		{"--sidecar-image= $(SIDECAR) ", false, "SIDECAR"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.arg, func(t *testing.T) {
+		name := tt.arg
+		if tt.ctx {
+			name += " in an image context"
+		}
+		t.Run(name, func(t *testing.T) {
 			if got := strings.Join(imageVars(tt.arg, tt.ctx), ","); got != tt.want {
 				t.Errorf("imageVars(%q, %v) = %q, want %q", tt.arg, tt.ctx, got, tt.want)
 			}
@@ -357,13 +361,15 @@ func TestExpansionWriter(t *testing.T) {
 		t.Fatalf("expansions = %s", want)
 	}
 	for _, size := range []int{1, 2, 3, len(in)} {
-		var b, s expansionWriter
-		for i := 0; i < len(in); i += size {
-			b.Write([]byte(in[i:min(i+size, len(in))]))
-			s.WriteString(in[i:min(i+size, len(in))])
-		}
-		if fmt.Sprint(b.at) != want || fmt.Sprint(s.at) != want || b.off != int64(len(in)) {
-			t.Errorf("writes of %d: %v, %v; want %s", size, b.at, s.at, want)
-		}
+		t.Run(fmt.Sprintf("writes of %d", size), func(t *testing.T) {
+			var b, s expansionWriter
+			for i := 0; i < len(in); i += size {
+				b.Write([]byte(in[i:min(i+size, len(in))]))
+				s.WriteString(in[i:min(i+size, len(in))])
+			}
+			if fmt.Sprint(b.at) != want || fmt.Sprint(s.at) != want || b.off != int64(len(in)) {
+				t.Errorf("writes of %d: %v, %v; want %s", size, b.at, s.at, want)
+			}
+		})
 	}
 }

@@ -35,28 +35,31 @@ spec:
   steps: [{name: s, image: quay.io/a/s:1}]
 `
 	for _, tc := range []struct {
+		name    string
 		noGuess bool
 		want    string
 	}{
-		{true, "spec.containers[0].image spec.initContainers[0].image spec.nested.ephemeralContainers[0].image spec.volumes[0].image.reference"},
-		{false, "spec.containers[0].image spec.initContainers[0].image spec.nested.ephemeralContainers[0].image spec.steps[0].image(guessed) spec.tasks[0].image(guessed) spec.volumes[0].image.reference"},
+		{"noGuessImages", true, "spec.containers[0].image spec.initContainers[0].image spec.nested.ephemeralContainers[0].image spec.volumes[0].image.reference"},
+		{"guessed", false, "spec.containers[0].image spec.initContainers[0].image spec.nested.ephemeralContainers[0].image spec.steps[0].image(guessed) spec.tasks[0].image(guessed) spec.volumes[0].image.reference"},
 	} {
-		rw := mustNew(t, rewrite.Config{NoGuessImages: tc.noGuess})
-		if _, err := rw.RewriteBytes([]byte(in), "in.yaml"); err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, img := range rw.Images() {
-			for _, l := range img.Occurrences {
-				if l.Guessed {
-					l.Field += "(guessed)"
-				}
-				got = append(got, l.Field)
+		t.Run(tc.name, func(t *testing.T) {
+			rw := mustNew(t, rewrite.Config{NoGuessImages: tc.noGuess})
+			if _, err := rw.RewriteBytes([]byte(in), "in.yaml"); err != nil {
+				t.Fatal(err)
 			}
-		}
-		if strings.Join(got, " ") != tc.want {
-			t.Errorf("noGuessImages %v: fields %q, want %q", tc.noGuess, strings.Join(got, " "), tc.want)
-		}
+			var got []string
+			for _, img := range rw.Images() {
+				for _, l := range img.Occurrences {
+					if l.Guessed {
+						l.Field += "(guessed)"
+					}
+					got = append(got, l.Field)
+				}
+			}
+			if strings.Join(got, " ") != tc.want {
+				t.Errorf("noGuessImages %v: fields %q, want %q", tc.noGuess, strings.Join(got, " "), tc.want)
+			}
+		})
 	}
 }
 
@@ -76,25 +79,31 @@ func TestEnvValueScanned(t *testing.T) {
 // TestCompositeDefault: a composed field left empty or null is the kind's
 // default, neither an image nor an error.
 func TestCompositeDefault(t *testing.T) {
-	for _, v := range []string{`""`, "''", "null", "~"} {
-		in := "apiVersion: monitoring.coreos.com/v1\nkind: Prometheus\nmetadata: {name: p}\nspec:\n  baseImage: " + v + "\n  version: v2.54.1\n"
-		rw := mustNew(t, rewrite.Config{})
-		out, err := rw.RewriteBytes([]byte(in), "in.yaml")
-		if err != nil || string(out) != in || len(rw.Images()) != 0 {
-			t.Errorf("baseImage: %s: err %v, images %+v, output changed %v", v, err, rw.Images(), string(out) != in)
-		}
+	for _, tt := range []struct{ name, v string }{{"double-quoted empty", `""`}, {"single-quoted empty", "''"}, {"null", "null"}, {"tilde", "~"}} {
+		v := tt.v
+		t.Run(tt.name, func(t *testing.T) {
+			in := "apiVersion: monitoring.coreos.com/v1\nkind: Prometheus\nmetadata: {name: p}\nspec:\n  baseImage: " + v + "\n  version: v2.54.1\n"
+			rw := mustNew(t, rewrite.Config{})
+			out, err := rw.RewriteBytes([]byte(in), "in.yaml")
+			if err != nil || string(out) != in || len(rw.Images()) != 0 {
+				t.Errorf("baseImage: %s: err %v, images %+v, output changed %v", v, err, rw.Images(), string(out) != in)
+			}
+		})
 	}
 }
 
 // TestConfiguredListNotAList: a configured list field ("[]") holding
 // something else than a list is no image and no error.
 func TestConfiguredListNotAList(t *testing.T) {
-	for _, v := range []string{"{image: quay.io/a/b:1}", "quay.io/a/b:1", "null"} {
-		in := "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata: {name: c}\nspec:\n  relatedImages: " + v + "\n"
-		rw := mustNew(t, rewrite.Config{})
-		if out, err := rw.RewriteBytes([]byte(in), "in.yaml"); err != nil || string(out) != in || len(rw.Images()) != 0 {
-			t.Errorf("relatedImages: %s: err %v, images %+v", v, err, rw.Images())
-		}
+	for _, tt := range []struct{ name, v string }{{"map", "{image: quay.io/a/b:1}"}, {"scalar", "quay.io/a/b:1"}, {"null", "null"}} {
+		v := tt.v
+		t.Run("relatedImages/"+tt.name, func(t *testing.T) {
+			in := "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata: {name: c}\nspec:\n  relatedImages: " + v + "\n"
+			rw := mustNew(t, rewrite.Config{})
+			if out, err := rw.RewriteBytes([]byte(in), "in.yaml"); err != nil || string(out) != in || len(rw.Images()) != 0 {
+				t.Errorf("relatedImages: %s: err %v, images %+v", v, err, rw.Images())
+			}
+		})
 	}
 	in := "apiVersion: operators.coreos.com/v1alpha1\nkind: ClusterServiceVersion\nmetadata: {name: c}\nspec:\n  relatedImages: [{name: a, image: quay.io/a/b:1}]\n"
 	rw := mustNew(t, rewrite.Config{})
@@ -104,11 +113,17 @@ func TestConfiguredListNotAList(t *testing.T) {
 
 	// A configured list of images, "spec.images[]".
 	cfg := rewrite.Config{ImageFields: []rewrite.ImageField{{Group: "example.com", Kind: "Bundle", Path: "spec.images[]"}}}
-	for v, want := range map[string]int{"[quay.io/a/b:1, quay.io/a/c:1]": 2, "{a: quay.io/a/b:1}": 0, "quay.io/a/b:1": 0} {
-		in := "apiVersion: example.com/v1\nkind: Bundle\nmetadata: {name: b}\nspec:\n  images: " + v + "\n"
-		rw := mustNew(t, cfg)
-		if _, err := rw.RewriteBytes([]byte(in), "in.yaml"); err != nil || countOccurrences(rw.Images()) != want {
-			t.Errorf("images: %s: err %v, images %+v, want %d", v, err, rw.Images(), want)
-		}
+	for _, tt := range []struct {
+		name, v string
+		want    int
+	}{{"list", "[quay.io/a/b:1, quay.io/a/c:1]", 2}, {"map", "{a: quay.io/a/b:1}", 0}, {"scalar", "quay.io/a/b:1", 0}} {
+		v, want := tt.v, tt.want
+		t.Run("images/"+tt.name, func(t *testing.T) {
+			in := "apiVersion: example.com/v1\nkind: Bundle\nmetadata: {name: b}\nspec:\n  images: " + v + "\n"
+			rw := mustNew(t, cfg)
+			if _, err := rw.RewriteBytes([]byte(in), "in.yaml"); err != nil || countOccurrences(rw.Images()) != want {
+				t.Errorf("images: %s: err %v, images %+v, want %d", v, err, rw.Images(), want)
+			}
+		})
 	}
 }

@@ -280,22 +280,28 @@ spec:
 // keeps its first location and the count of all.
 func TestChartSourcesFirstOccurrences(t *testing.T) {
 	in := helmRepo + "---\n" + strings.Replace(helmRepo, "name: podinfo", "name: podinfo-2", 1)
-	for _, opts := range [][]Option{nil, {WithFirstOccurrences()}} {
-		rw, err := New(rewrite.Config{}, opts...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := rw.RewriteBytes([]byte(in), "in.yaml"); err != nil {
-			t.Fatal(err)
-		}
-		cs := rw.Charts()
-		wantLocs := 2
-		if opts != nil {
-			wantLocs = 1
-		}
-		if len(cs) != 1 || cs[0].Count != 2 || len(cs[0].Locations) != wantLocs || cs[0].Locations[0].Line != 8 {
-			t.Errorf("opts %d: %+v", len(opts), cs)
-		}
+	for _, tt := range []struct {
+		name string
+		opts []Option
+	}{{"all occurrences", nil}, {"first occurrences", []Option{WithFirstOccurrences()}}} {
+		opts := tt.opts
+		t.Run(tt.name, func(t *testing.T) {
+			rw, err := New(rewrite.Config{}, opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := rw.RewriteBytes([]byte(in), "in.yaml"); err != nil {
+				t.Fatal(err)
+			}
+			cs := rw.Charts()
+			wantLocs := 2
+			if opts != nil {
+				wantLocs = 1
+			}
+			if len(cs) != 1 || cs[0].Count != 2 || len(cs[0].Locations) != wantLocs || cs[0].Locations[0].Line != 8 {
+				t.Errorf("opts %d: %+v", len(opts), cs)
+			}
+		})
 	}
 }
 

@@ -22,9 +22,15 @@ func TestGuessKey(t *testing.T) {
 		"imageRepository": false, "imageName": false, "images": false, "relatedImages": false,
 		"myimage": false, "MYIMAGE": false, "Images": false, "_image": false, "iMaGe": false, "": false,
 	} {
-		if got := guessKey(k); got != want {
-			t.Errorf("guessKey(%q) = %v, want %v", k, got, want)
+		name := k
+		if name == "" {
+			name = "empty"
 		}
+		t.Run(name, func(t *testing.T) {
+			if got := guessKey(k); got != want {
+				t.Errorf("guessKey(%q) = %v, want %v", k, got, want)
+			}
+		})
 	}
 }
 
@@ -35,9 +41,15 @@ func TestBuiltinGroup(t *testing.T) {
 		"gateway.networking.k8s.io": true, "rbac.authorization.k8s.io": true,
 		"ceph.rook.io": false, "pxc.percona.com": false, "cluster.x-k8s.io": false, "example.com": false,
 	} {
-		if got := builtinGroup(g); got != want {
-			t.Errorf("builtinGroup(%q) = %v, want %v", g, got, want)
+		name := g
+		if name == "" {
+			name = "core"
 		}
+		t.Run(name, func(t *testing.T) {
+			if got := builtinGroup(g); got != want {
+				t.Errorf("builtinGroup(%q) = %v, want %v", g, got, want)
+			}
+		})
 	}
 }
 

@@ -1,6 +1,7 @@
 package manifest
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -29,25 +30,27 @@ func TestReadImageList(t *testing.T) {
 func TestReadImageListSkipInvalid(t *testing.T) {
 	const list = "\"nginx:1.25\"\n'redis:7' # cache\nBad:1\nquay.io/a/b:1\n"
 	for _, skip := range []bool{false, true} {
-		var warns []string
-		rw, err := New(rewrite.Config{SkipInvalid: skip}, WithWarnings(func(err error) { warns = append(warns, err.Error()) }))
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = rw.ReadImageList(strings.NewReader(list), "app/imageList")
-		got := rw.Sources()
-		if skip {
-			want := []string{"docker.io/library/nginx:1.25", "docker.io/library/redis:7", "quay.io/a/b:1"}
-			if err != nil || strings.Join(got, " ") != strings.Join(want, " ") {
-				t.Errorf("SkipInvalid: err %v, images %q, want %q", err, got, want)
+		t.Run(fmt.Sprintf("SkipInvalid=%v", skip), func(t *testing.T) {
+			var warns []string
+			rw, err := New(rewrite.Config{SkipInvalid: skip}, WithWarnings(func(err error) { warns = append(warns, err.Error()) }))
+			if err != nil {
+				t.Fatal(err)
 			}
-			if len(warns) != 1 || !strings.HasPrefix(warns[0], `app/imageList:3: invalid image reference "Bad:1"`) {
-				t.Errorf("SkipInvalid: warnings %q", warns)
+			err = rw.ReadImageList(strings.NewReader(list), "app/imageList")
+			got := rw.Sources()
+			if skip {
+				want := []string{"docker.io/library/nginx:1.25", "docker.io/library/redis:7", "quay.io/a/b:1"}
+				if err != nil || strings.Join(got, " ") != strings.Join(want, " ") {
+					t.Errorf("SkipInvalid: err %v, images %q, want %q", err, got, want)
+				}
+				if len(warns) != 1 || !strings.HasPrefix(warns[0], `app/imageList:3: invalid image reference "Bad:1"`) {
+					t.Errorf("SkipInvalid: warnings %q", warns)
+				}
+				return
 			}
-			continue
-		}
-		if err == nil || !strings.HasPrefix(err.Error(), `app/imageList:3: invalid image reference "Bad:1"`) || len(warns) != 0 {
-			t.Errorf("err = %v, warnings %q: want an error naming app/imageList:3", err, warns)
-		}
+			if err == nil || !strings.HasPrefix(err.Error(), `app/imageList:3: invalid image reference "Bad:1"`) || len(warns) != 0 {
+				t.Errorf("err = %v, warnings %q: want an error naming app/imageList:3", err, warns)
+			}
+		})
 	}
 }

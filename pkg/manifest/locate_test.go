@@ -14,47 +14,59 @@ import (
 // every scalar style, around escapes, escaped line breaks (LF and CRLF),
 // doubled single quotes and folded white space; nothing else changes.
 func TestEmbeddedInEveryStyle(t *testing.T) {
-	for _, v := range []string{
-		`"image: quay.io/a/b:1"`,
-		`"\tx\nimage: quay.io/a/b:1\nimage: \"quay.io/c/d:1\""`,
-		"\"image: quay.io/a/b:1\\n\\\n    image: quay.io/c/d:1\"",
-		"\"image: quay.io/a/b:1\\n\\\r\n    image: quay.io/c/d:1\"",
-		"\"image: quay.io/a/b:1\n\n    image: quay.io/c/d:1\"",
-		"'x''y\n\n    image: quay.io/a/b:1'",
-		"'image: quay.io/a/b:1\n\n    x''s'",
-		`'image: quay.io/a/b:1'`,
-		"'image: quay.io/a/b:1\n\n    image: quay.io/c/d:1'",
-		"|\n    image: quay.io/a/b:1\n    image: quay.io/c/d:1",
-		">-\n    image: quay.io/a/b:1\n\n    image: quay.io/c/d:1",
-		"|2 # c\n    image: quay.io/a/b:1",
+	for _, tt := range []struct{ name, v string }{
+		{"double-quoted", `"image: quay.io/a/b:1"`},
+		{"double-quoted with escapes", `"\tx\nimage: quay.io/a/b:1\nimage: \"quay.io/c/d:1\""`},
+		{"escaped line break", "\"image: quay.io/a/b:1\\n\\\n    image: quay.io/c/d:1\""},
+		{"escaped CRLF line break", "\"image: quay.io/a/b:1\\n\\\r\n    image: quay.io/c/d:1\""},
+		{"double-quoted folded", "\"image: quay.io/a/b:1\n\n    image: quay.io/c/d:1\""},
+		{"single-quoted doubled quote first", "'x''y\n\n    image: quay.io/a/b:1'"},
+		{"single-quoted doubled quote last", "'image: quay.io/a/b:1\n\n    x''s'"},
+		{"single-quoted", `'image: quay.io/a/b:1'`},
+		{"single-quoted folded", "'image: quay.io/a/b:1\n\n    image: quay.io/c/d:1'"},
+		{"literal", "|\n    image: quay.io/a/b:1\n    image: quay.io/c/d:1"},
+		{"folded", ">-\n    image: quay.io/a/b:1\n\n    image: quay.io/c/d:1"},
+		{"literal with indicator and comment", "|2 # c\n    image: quay.io/a/b:1"},
 	} {
-		in := "kind: ConfigMap\nmetadata: {name: c}\ndata:\n  a: " + v + "\n  b-image: quay.io/e/f:1\n  c-image: \"quay.io/e/f:1\"\n"
-		if strings.Contains(v, "\r\n") {
-			in = strings.ReplaceAll(in, "\n", "\r\n")
-			in = strings.ReplaceAll(in, "\r\r\n", "\r\n")
-		}
-		var warns []error
-		rw := mustNew(t, rewrite.Config{RewriteEmbedded: true}, WithWarnings(func(err error) { warns = append(warns, err) }))
-		out, err := rw.RewriteBytes([]byte(in), "in.yaml")
-		want := strings.NewReplacer("quay.io/a/b", "sea.hub:5000/a/b", "quay.io/c/d", "sea.hub:5000/c/d", "quay.io/e/f", "sea.hub:5000/e/f").Replace(in)
-		if err != nil || string(out) != want || len(warns) != 0 {
-			t.Errorf("%q:\n got %q, %v, warnings %v\nwant %q", v, out, err, warns, want)
-		}
+		v := tt.v
+		t.Run(tt.name, func(t *testing.T) {
+			in := "kind: ConfigMap\nmetadata: {name: c}\ndata:\n  a: " + v + "\n  b-image: quay.io/e/f:1\n  c-image: \"quay.io/e/f:1\"\n"
+			if strings.Contains(v, "\r\n") {
+				in = strings.ReplaceAll(in, "\n", "\r\n")
+				in = strings.ReplaceAll(in, "\r\r\n", "\r\n")
+			}
+			var warns []error
+			rw := mustNew(t, rewrite.Config{RewriteEmbedded: true}, WithWarnings(func(err error) { warns = append(warns, err) }))
+			out, err := rw.RewriteBytes([]byte(in), "in.yaml")
+			want := strings.NewReplacer("quay.io/a/b", "sea.hub:5000/a/b", "quay.io/c/d", "sea.hub:5000/c/d", "quay.io/e/f", "sea.hub:5000/e/f").Replace(in)
+			if err != nil || string(out) != want || len(warns) != 0 {
+				t.Errorf("%q:\n got %q, %v, warnings %v\nwant %q", v, out, err, warns, want)
+			}
+		})
 	}
 }
 
 // TestEmbeddedAtEndOfStream: a reference that ends the stream, without a
 // final line break, is rewritten in place in every style.
 func TestEmbeddedAtEndOfStream(t *testing.T) {
-	for _, v := range []string{"a-image: quay.io/a/b:1", "a: |\n    image: quay.io/a/b:1", "a: >-\n    image: quay.io/a/b:1", "a-image: 'quay.io/a/b:1'", "a: \"image: quay.io/a/b:1\""} {
-		in := "kind: ConfigMap\nmetadata: {name: c}\ndata:\n  " + v
-		var warns []error
-		rw := mustNew(t, rewrite.Config{RewriteEmbedded: true}, WithWarnings(func(err error) { warns = append(warns, err) }))
-		out, err := rw.RewriteBytes([]byte(in), "in.yaml")
-		want := strings.Replace(in, "quay.io/a/b", "sea.hub:5000/a/b", 1)
-		if err != nil || string(out) != want || len(warns) != 0 {
-			t.Errorf("%q:\n got %q, %v, warnings %v\nwant %q", v, out, err, warns, want)
-		}
+	for _, tt := range []struct{ name, v string }{
+		{"plain", "a-image: quay.io/a/b:1"},
+		{"literal", "a: |\n    image: quay.io/a/b:1"},
+		{"folded", "a: >-\n    image: quay.io/a/b:1"},
+		{"single-quoted", "a-image: 'quay.io/a/b:1'"},
+		{"double-quoted", "a: \"image: quay.io/a/b:1\""},
+	} {
+		v := tt.v
+		t.Run(tt.name, func(t *testing.T) {
+			in := "kind: ConfigMap\nmetadata: {name: c}\ndata:\n  " + v
+			var warns []error
+			rw := mustNew(t, rewrite.Config{RewriteEmbedded: true}, WithWarnings(func(err error) { warns = append(warns, err) }))
+			out, err := rw.RewriteBytes([]byte(in), "in.yaml")
+			want := strings.Replace(in, "quay.io/a/b", "sea.hub:5000/a/b", 1)
+			if err != nil || string(out) != want || len(warns) != 0 {
+				t.Errorf("%q:\n got %q, %v, warnings %v\nwant %q", v, out, err, warns, want)
+			}
+		})
 	}
 }
 
@@ -86,28 +98,31 @@ func TestEmbeddedColumns(t *testing.T) {
 // yaml.v3 counts them; a lone 0xC2 or 0xE2 lead byte ends none.
 func TestLineStarts(t *testing.T) {
 	for _, tt := range []struct {
+		name string
 		in   string
 		want []int
 	}{
-		{"", []int{0}},
-		{"a\nb", []int{0, 2}},
-		{"a\r\nb\rc\n", []int{0, 3, 5, 7}},
-		{"a\r", []int{0, 2}},
-		{"a\u0085b", []int{0, 3}},
-		{"a\u2028b\u2029c", []int{0, 4, 8}},
-		{"a\u00e9b\u2030c", []int{0}},
-		{"a\xc2", []int{0}},
-		{"a\xe2\x80", []int{0}},
-		{"\u0085", []int{0, 2}},
-		{"\u2028", []int{0, 3}},
-		{"\ra", []int{0, 1}},
+		{"empty", "", []int{0}},
+		{"LF", "a\nb", []int{0, 2}},
+		{"CRLF and CR", "a\r\nb\rc\n", []int{0, 3, 5, 7}},
+		{"final CR", "a\r", []int{0, 2}},
+		{"NEL", "a\u0085b", []int{0, 3}},
+		{"LS and PS", "a\u2028b\u2029c", []int{0, 4, 8}},
+		{"no break", "a\u00e9b\u2030c", []int{0}},
+		{"lone C2", "a\xc2", []int{0}},
+		{"cut E2 80", "a\xe2\x80", []int{0}},
+		{"only NEL", "\u0085", []int{0, 2}},
+		{"only LS", "\u2028", []int{0, 3}},
+		{"leading CR", "\ra", []int{0, 1}},
 	} {
-		if got := textpos.LineStarts([]byte(tt.in)); !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("textpos.LineStarts(%q) = %v, want %v", tt.in, got, tt.want)
-		}
-		if got := lineBreaks([]byte(tt.in)); got != len(tt.want)-1 {
-			t.Errorf("lineBreaks(%q) = %d, want %d", tt.in, got, len(tt.want)-1)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			if got := textpos.LineStarts([]byte(tt.in)); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("textpos.LineStarts(%q) = %v, want %v", tt.in, got, tt.want)
+			}
+			if got := lineBreaks([]byte(tt.in)); got != len(tt.want)-1 {
+				t.Errorf("lineBreaks(%q) = %d, want %d", tt.in, got, len(tt.want)-1)
+			}
+		})
 	}
 }
 

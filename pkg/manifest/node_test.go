@@ -56,33 +56,39 @@ func rewriteNodes(rw *Rewriter, in string, out io.Writer) error {
 // its mapping alike; errors name the file given.
 func TestRewriteNode(t *testing.T) {
 	in := "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: nginx:1.25 # pinned\n"
-	for _, unwrap := range []bool{false, true} {
-		var doc yaml.Node
-		if err := yaml.Unmarshal([]byte(in), &doc); err != nil {
-			t.Fatal(err)
-		}
-		node := &doc
-		if unwrap {
-			node = doc.Content[0]
-		}
-		rw := mustNew(t, rewrite.Config{})
-		if err := rw.RewriteNode(node, "app.yaml", true); err != nil {
-			t.Fatal(err)
-		}
-		var out bytes.Buffer
-		enc := yaml.NewEncoder(&out)
-		enc.SetIndent(2)
-		enc.CompactSeqIndent()
-		if err := enc.Encode(&doc); err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(out.String(), "image: sea.hub:5000/library/nginx:1.25 # pinned\n") {
-			t.Errorf("unwrap %v: not rewritten in place:\n%s", unwrap, out.String())
-		}
-		occ := rw.Images()[0].Occurrences[0]
-		if occ.File != "app.yaml" || occ.Line != 7 || occ.Column != 12 {
-			t.Errorf("unwrap %v: occurrence at %s:%d:%d, want app.yaml:7:12", unwrap, occ.File, occ.Line, occ.Column)
-		}
+	for _, tt := range []struct {
+		name   string
+		unwrap bool
+	}{{"document", false}, {"mapping", true}} {
+		unwrap := tt.unwrap
+		t.Run(tt.name, func(t *testing.T) {
+			var doc yaml.Node
+			if err := yaml.Unmarshal([]byte(in), &doc); err != nil {
+				t.Fatal(err)
+			}
+			node := &doc
+			if unwrap {
+				node = doc.Content[0]
+			}
+			rw := mustNew(t, rewrite.Config{})
+			if err := rw.RewriteNode(node, "app.yaml", true); err != nil {
+				t.Fatal(err)
+			}
+			var out bytes.Buffer
+			enc := yaml.NewEncoder(&out)
+			enc.SetIndent(2)
+			enc.CompactSeqIndent()
+			if err := enc.Encode(&doc); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(out.String(), "image: sea.hub:5000/library/nginx:1.25 # pinned\n") {
+				t.Errorf("unwrap %v: not rewritten in place:\n%s", unwrap, out.String())
+			}
+			occ := rw.Images()[0].Occurrences[0]
+			if occ.File != "app.yaml" || occ.Line != 7 || occ.Column != 12 {
+				t.Errorf("unwrap %v: occurrence at %s:%d:%d, want app.yaml:7:12", unwrap, occ.File, occ.Line, occ.Column)
+			}
+		})
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte(strings.Replace(in, "nginx:1.25", "Bad", 1)), &doc); err != nil {

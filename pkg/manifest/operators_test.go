@@ -366,21 +366,24 @@ spec: {version: v8.5.0}
 func TestFastPathOperators(t *testing.T) {
 	rw := mustNew(t, rewrite.Config{})
 	for _, tt := range []struct {
+		name string
 		doc  string
 		want bool
 	}{
-		{"apiVersion: operator.tigera.io/v1\nkind: Installation\nmetadata: {name: default}\n", true},
-		{"{\"apiVersion\": \"operator.tigera.io/v1\", \"kind\": \"Installation\"}\n", true},
-		{"apiVersion: v1\nkind: List\nitems:\n- apiVersion: operator.tigera.io/v1\n  kind: Installation\n", true},
-		{"apiVersion: kiali.io/v1alpha1\nkind: Kiali\nmetadata: {name: kiali}\n", true},
-		{"kind: Mesh\nspec:\n  hub: quay.io/istio\n", true},
-		{"kind: Mesh\nspec: {\"hub\": \"quay.io/istio\"}\n", true},
-		{"kind: ConfigMap\ndata: {rules: \"alert: PrometheusDown, Installation of Kiali\"}\n", false},
-		{"kind: ConfigMap\ndata: {a: \"see github.com and the registry docs\"}\n", false},
+		{"installation", "apiVersion: operator.tigera.io/v1\nkind: Installation\nmetadata: {name: default}\n", true},
+		{"installation json", "{\"apiVersion\": \"operator.tigera.io/v1\", \"kind\": \"Installation\"}\n", true},
+		{"installation in a list", "apiVersion: v1\nkind: List\nitems:\n- apiVersion: operator.tigera.io/v1\n  kind: Installation\n", true},
+		{"kiali", "apiVersion: kiali.io/v1alpha1\nkind: Kiali\nmetadata: {name: kiali}\n", true},
+		{"mesh hub", "kind: Mesh\nspec:\n  hub: quay.io/istio\n", true},
+		{"mesh hub json", "kind: Mesh\nspec: {\"hub\": \"quay.io/istio\"}\n", true},
+		{"kind names in text", "kind: ConfigMap\ndata: {rules: \"alert: PrometheusDown, Installation of Kiali\"}\n", false},
+		{"registry in a word", "kind: ConfigMap\ndata: {a: \"see github.com and the registry docs\"}\n", false},
 	} {
-		if got := rw.mayHoldImages([]byte(tt.doc)); got != tt.want {
-			t.Errorf("mayHoldImages(%q) = %v, want %v", tt.doc, got, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			if got := rw.mayHoldImages([]byte(tt.doc)); got != tt.want {
+				t.Errorf("mayHoldImages(%q) = %v, want %v", tt.doc, got, tt.want)
+			}
+		})
 	}
 }
 

@@ -13,24 +13,25 @@ func TestRefModel(t *testing.T) {
 	m, _ := newRefModel(rewrite.Config{})
 	nest, _ := newRefModel(rewrite.Config{Registry: "Harbor.local:8443/mirror", PathStyle: rewrite.PathStyleNest})
 	for _, tt := range []struct {
+		style          string
 		m              refModel
 		in, want, qual string
 	}{
-		{m, "nginx", "sea.hub:5000/library/nginx", "docker.io/library/nginx:latest"},
-		{m, "nginx:1.25", "sea.hub:5000/library/nginx:1.25", "docker.io/library/nginx:1.25"},
-		{m, "bitnami/redis:7.2", "sea.hub:5000/bitnami/redis:7.2", "docker.io/bitnami/redis:7.2"},
-		{m, "index.docker.io/library/nginx:1.25", "sea.hub:5000/library/nginx:1.25", "docker.io/library/nginx:1.25"},
-		{m, "registry.example.com:8443/x/y/z:2.0@" + digest, "sea.hub:5000/x/y/z:2.0@" + digest, "registry.example.com:8443/x/y/z:2.0@" + digest},
-		{m, "quay.io/a/b@" + digest, "sea.hub:5000/a/b@" + digest, "quay.io/a/b@" + digest},
-		{m, "localhost:5000/foo/bar:1", "sea.hub:5000/foo/bar:1", "localhost:5000/foo/bar:1"},
-		{m, "localhost/foo", "sea.hub:5000/foo", "localhost/foo:latest"},
-		{m, "sea.hub:5000/library/nginx:1.25", "sea.hub:5000/library/nginx:1.25", "sea.hub:5000/library/nginx:1.25"},
-		{nest, "quay.io/team/app:1", "harbor.local:8443/mirror/quay.io/team/app:1", "quay.io/team/app:1"},
-		{nest, "nginx", "harbor.local:8443/mirror/docker.io/library/nginx", "docker.io/library/nginx:latest"},
-		{nest, "registry.example.com:8443/x:1", "harbor.local:8443/mirror/registry.example.com_8443/x:1", "registry.example.com:8443/x:1"},
-		{nest, "harbor.local:8443/x:1", "harbor.local:8443/x:1", "harbor.local:8443/x:1"},
+		{"strip", m, "nginx", "sea.hub:5000/library/nginx", "docker.io/library/nginx:latest"},
+		{"strip", m, "nginx:1.25", "sea.hub:5000/library/nginx:1.25", "docker.io/library/nginx:1.25"},
+		{"strip", m, "bitnami/redis:7.2", "sea.hub:5000/bitnami/redis:7.2", "docker.io/bitnami/redis:7.2"},
+		{"strip", m, "index.docker.io/library/nginx:1.25", "sea.hub:5000/library/nginx:1.25", "docker.io/library/nginx:1.25"},
+		{"strip", m, "registry.example.com:8443/x/y/z:2.0@" + digest, "sea.hub:5000/x/y/z:2.0@" + digest, "registry.example.com:8443/x/y/z:2.0@" + digest},
+		{"strip", m, "quay.io/a/b@" + digest, "sea.hub:5000/a/b@" + digest, "quay.io/a/b@" + digest},
+		{"strip", m, "localhost:5000/foo/bar:1", "sea.hub:5000/foo/bar:1", "localhost:5000/foo/bar:1"},
+		{"strip", m, "localhost/foo", "sea.hub:5000/foo", "localhost/foo:latest"},
+		{"strip", m, "sea.hub:5000/library/nginx:1.25", "sea.hub:5000/library/nginx:1.25", "sea.hub:5000/library/nginx:1.25"},
+		{"nest", nest, "quay.io/team/app:1", "harbor.local:8443/mirror/quay.io/team/app:1", "quay.io/team/app:1"},
+		{"nest", nest, "nginx", "harbor.local:8443/mirror/docker.io/library/nginx", "docker.io/library/nginx:latest"},
+		{"nest", nest, "registry.example.com:8443/x:1", "harbor.local:8443/mirror/registry.example.com_8443/x:1", "registry.example.com:8443/x:1"},
+		{"nest", nest, "harbor.local:8443/x:1", "harbor.local:8443/x:1", "harbor.local:8443/x:1"},
 	} {
-		t.Run(tt.in, func(t *testing.T) {
+		t.Run(tt.style+" "+tt.in, func(t *testing.T) {
 			if got := tt.m.target(tt.in); got != tt.want {
 				t.Errorf("target(%q) = %q, want %q", tt.in, got, tt.want)
 			}

@@ -4,15 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"regexp"
 	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
 
 	"github.com/rehost/rehost/internal/bounded"
+	"github.com/rehost/rehost/internal/yamlnode"
 	"github.com/rehost/rehost/pkg/rewrite"
 	"go.yaml.in/yaml/v3"
 )
@@ -345,8 +344,6 @@ func (rw *Rewriter) notes(ns []note, where func(Field) rewrite.Location) []Opera
 	return out
 }
 
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
-
 // parserProblems are yaml.v3's parser (not scanner) errors: for them it
 // reports a 0-based line, where scanner errors get a 1-based one; either is
 // the line where the enclosing construct starts when it has one, else where
@@ -361,14 +358,12 @@ var parserProblems = map[string]bool{
 
 // parseError turns a yaml.v3 error into an *Error with the stream's line.
 func parseError(err error, name string, first int) error {
-	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	rel := 1 // yaml.v3 gives no line for the document's first line
-	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-		rel, _ = strconv.Atoi(m[1])
-		msg = err.Error()[len(m[0]):]
-		if parserProblems[msg] {
-			rel++
-		}
+	rel, msg, ok := yamlnode.ErrorLine(err)
+	switch {
+	case !ok:
+		rel = 1 // yaml.v3 gives no line for the document's first line
+	case parserProblems[msg]:
+		rel++
 	}
 	return &Error{Location: rewrite.Location{File: name, Line: first + rel - 1}, Err: fmt.Errorf("malformed YAML: %s", msg)}
 }

@@ -20,49 +20,52 @@ func TestScanStringEdges(t *testing.T) {
 	}
 	tooLong := name + "b:" + strings.Repeat("t", 128) + "@sha512:" + strings.Repeat("0", 128)
 	for _, tt := range []struct {
+		name       string
 		s          string
 		ctx, words bool
 		want       []token
 	}{
 		// The longest reference is a token, whole or as a word; one byte
 		// more is not.
-		{longest, false, false, []token{{at: 0, value: longest}}},
-		{tooLong, false, false, nil},
-		{"x " + longest, false, true, []token{{at: 2, value: longest}}},
-		{"x " + tooLong, false, true, nil},
+		{"longest", longest, false, false, []token{{at: 0, value: longest}}},
+		{"too long", tooLong, false, false, nil},
+		{"longest as word", "x " + longest, false, true, []token{{at: 2, value: longest}}},
+		{"too long as word", "x " + tooLong, false, true, nil},
 		// Letters at the ends of their ranges.
-		{"quay.io/z/zz:1", false, false, []token{{at: 0, value: "quay.io/z/zz:1"}}},
-		{"quay.io/a/b:A1", false, false, []token{{at: 0, value: "quay.io/a/b:A1"}}},
-		{"quay.io/a/b:Z9", false, false, []token{{at: 0, value: "quay.io/a/b:Z9"}}},
-		{"IMAGEZ: quay.io/a/b:1", false, false, []token{{at: 8, value: "quay.io/a/b:1"}}},
-		{"image9: quay.io/a/b:1", false, false, []token{{at: 8, value: "quay.io/a/b:1"}}},
+		{"last letters", "quay.io/z/zz:1", false, false, []token{{at: 0, value: "quay.io/z/zz:1"}}},
+		{"tag A", "quay.io/a/b:A1", false, false, []token{{at: 0, value: "quay.io/a/b:A1"}}},
+		{"tag Z", "quay.io/a/b:Z9", false, false, []token{{at: 0, value: "quay.io/a/b:Z9"}}},
+		{"key IMAGEZ", "IMAGEZ: quay.io/a/b:1", false, false, []token{{at: 8, value: "quay.io/a/b:1"}}},
+		{"key image9", "image9: quay.io/a/b:1", false, false, []token{{at: 8, value: "quay.io/a/b:1"}}},
 		// Flags: one or two dashes, after white space; three is no flag.
-		{"--x=nginx:1.25", true, false, []token{{at: 4, value: "nginx:1.25"}}},
-		{" --x=nginx:1.25", true, false, []token{{at: 5, value: "nginx:1.25"}}},
-		{"\t-x=nginx:1.25", true, false, []token{{at: 4, value: "nginx:1.25"}}},
-		{"---x=nginx:1.25", true, false, nil},
+		{"flag two dashes", "--x=nginx:1.25", true, false, []token{{at: 4, value: "nginx:1.25"}}},
+		{"flag after space", " --x=nginx:1.25", true, false, []token{{at: 5, value: "nginx:1.25"}}},
+		{"flag one dash after tab", "\t-x=nginx:1.25", true, false, []token{{at: 4, value: "nginx:1.25"}}},
+		{"flag three dashes", "---x=nginx:1.25", true, false, nil},
 		// key: value lines, in order, after empty lines and list markers.
-		{"image: quay.io/a/b:1\nimage: quay.io/c/d:1", false, false, []token{{at: 7, value: "quay.io/a/b:1"}, {at: 28, value: "quay.io/c/d:1"}}},
-		{"a: 1\n\nimage: quay.io/a/b:1", false, false, []token{{at: 13, value: "quay.io/a/b:1"}}},
-		{"- image: quay.io/a/b:1", false, false, []token{{at: 9, value: "quay.io/a/b:1"}}},
-		{"-\timage: quay.io/a/b:1", false, false, []token{{at: 9, value: "quay.io/a/b:1"}}},
-		{"image :quay.io/a/b:1 # c", false, false, []token{{at: 7, value: "quay.io/a/b:1"}}},
-		{`  "image": "quay.io/a/b:1",`, false, false, []token{{at: 12, value: "quay.io/a/b:1"}}},
+		{"two lines", "image: quay.io/a/b:1\nimage: quay.io/c/d:1", false, false, []token{{at: 7, value: "quay.io/a/b:1"}, {at: 28, value: "quay.io/c/d:1"}}},
+		{"after empty line", "a: 1\n\nimage: quay.io/a/b:1", false, false, []token{{at: 13, value: "quay.io/a/b:1"}}},
+		{"list marker", "- image: quay.io/a/b:1", false, false, []token{{at: 9, value: "quay.io/a/b:1"}}},
+		{"list marker tab", "-\timage: quay.io/a/b:1", false, false, []token{{at: 9, value: "quay.io/a/b:1"}}},
+		{"space before colon", "image :quay.io/a/b:1 # c", false, false, []token{{at: 7, value: "quay.io/a/b:1"}}},
+		{"json key", `  "image": "quay.io/a/b:1",`, false, false, []token{{at: 12, value: "quay.io/a/b:1"}}},
 		// Strings that end inside a line's key, quote, marker or spaces.
-		{"image: quay.io/a/b:1\n  ", false, false, []token{{at: 7, value: "quay.io/a/b:1"}}},
-		{"image: quay.io/a/b:1\n-", false, false, []token{{at: 7, value: "quay.io/a/b:1"}}},
-		{"image: quay.io/a/b:1\nimage", false, false, []token{{at: 7, value: "quay.io/a/b:1"}}},
-		{"image: quay.io/a/b:1\nimage  ", false, false, []token{{at: 7, value: "quay.io/a/b:1"}}},
-		{"image: quay.io/a/b:1\n\"image", false, false, []token{{at: 7, value: "quay.io/a/b:1"}}},
-		{"image=''", false, false, nil},
+		{"ends in spaces", "image: quay.io/a/b:1\n  ", false, false, []token{{at: 7, value: "quay.io/a/b:1"}}},
+		{"ends in marker", "image: quay.io/a/b:1\n-", false, false, []token{{at: 7, value: "quay.io/a/b:1"}}},
+		{"ends in key", "image: quay.io/a/b:1\nimage", false, false, []token{{at: 7, value: "quay.io/a/b:1"}}},
+		{"ends in key and spaces", "image: quay.io/a/b:1\nimage  ", false, false, []token{{at: 7, value: "quay.io/a/b:1"}}},
+		{"ends in quote", "image: quay.io/a/b:1\n\"image", false, false, []token{{at: 7, value: "quay.io/a/b:1"}}},
+		{"empty after equals", "image=''", false, false, nil},
 	} {
-		got := scanString(tt.s, tt.ctx, tt.words)
-		for i := range got {
-			got[i].whole, got[i].flag = false, "" // positions and values only
-		}
-		if !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("scanString(%.60q, ctx=%v, words=%v) = %.200v, want %.200v", tt.s, tt.ctx, tt.words, got, tt.want)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			got := scanString(tt.s, tt.ctx, tt.words)
+			for i := range got {
+				got[i].whole, got[i].flag = false, "" // positions and values only
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("scanString(%.60q, ctx=%v, words=%v) = %.200v, want %.200v", tt.s, tt.ctx, tt.words, got, tt.want)
+			}
+		})
 	}
 }
 
@@ -70,17 +73,26 @@ func TestScanStringEdges(t *testing.T) {
 // the next argument an image; a name with a byte no flag name has does not.
 func TestFlagNameContext(t *testing.T) {
 	for _, tt := range []struct {
+		name string
 		flag string
 		want int
-	}{{"--engine-image", 1}, {"-image", 1}, {"--engine-image!", 0}, {"--image/x", 0}, {"---image", 0}} {
-		in := "kind: Pod\nspec:\n  containers:\n  - name: c\n    image: quay.io/a/b:1\n    args: [\"" + tt.flag + "\", \"nginx:1.25\"]\n"
-		rw := mustNew(t, rewrite.Config{}, ListEmbedded())
-		if _, err := rw.RewriteBytes([]byte(in), "in.yaml"); err != nil {
-			t.Fatal(err)
-		}
-		if n := countOccurrences(rw.Embedded()); n != tt.want {
-			t.Errorf("%s nginx:1.25: %d embedded references, want %d: %+v", tt.flag, n, tt.want, rw.Embedded())
-		}
+	}{
+		{"double dash", "--engine-image", 1},
+		{"single dash", "-image", 1},
+		{"bang", "--engine-image!", 0},
+		{"slash", "--image/x", 0},
+		{"triple dash", "---image", 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			in := "kind: Pod\nspec:\n  containers:\n  - name: c\n    image: quay.io/a/b:1\n    args: [\"" + tt.flag + "\", \"nginx:1.25\"]\n"
+			rw := mustNew(t, rewrite.Config{}, ListEmbedded())
+			if _, err := rw.RewriteBytes([]byte(in), "in.yaml"); err != nil {
+				t.Fatal(err)
+			}
+			if n := countOccurrences(rw.Embedded()); n != tt.want {
+				t.Errorf("%s nginx:1.25: %d embedded references, want %d: %+v", tt.flag, n, tt.want, rw.Embedded())
+			}
+		})
 	}
 }
 
@@ -129,14 +141,26 @@ func TestRegistryToken(t *testing.T) {
 		})
 	}
 	// A bare host:port reads as an address, not as an image with a tag.
-	for _, v := range []string{"abcd:1000", "abcd:9999", "redis:6379", "registry.local:5000", "localhost:8080"} {
-		if got := scanString(v, true, false); got != nil {
-			t.Errorf("scanString(%q) = %v, want no reference (a host and port)", v, got)
-		}
+	for _, tt := range []struct {
+		name string
+		v    string
+	}{{"abcd:1000", "abcd:1000"}, {"abcd:9999", "abcd:9999"}, {"redis:6379", "redis:6379"}, {"registry.local:5000", "registry.local:5000"}, {"localhost:8080", "localhost:8080"}} {
+		v := tt.v
+		t.Run(tt.name, func(t *testing.T) {
+			if got := scanString(v, true, false); got != nil {
+				t.Errorf("scanString(%q) = %v, want no reference (a host and port)", v, got)
+			}
+		})
 	}
-	for _, v := range []string{"abcd:100", "abcd:10a0", "abcd:a000"} {
-		if got := scanString(v, true, false); len(got) != 1 {
-			t.Errorf("scanString(%q) = %v, want the reference", v, got)
-		}
+	for _, tt := range []struct {
+		name string
+		v    string
+	}{{"abcd:100", "abcd:100"}, {"abcd:10a0", "abcd:10a0"}, {"abcd:a000", "abcd:a000"}} {
+		v := tt.v
+		t.Run(tt.name, func(t *testing.T) {
+			if got := scanString(v, true, false); len(got) != 1 {
+				t.Errorf("scanString(%q) = %v, want the reference", v, got)
+			}
+		})
 	}
 }

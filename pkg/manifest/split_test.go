@@ -94,21 +94,28 @@ func TestSplitterReadError(t *testing.T) {
 }
 
 func TestHasEscape(t *testing.T) {
-	for in, want := range map[string]bool{
-		`regex: "^\\d+\\.\\d+$"`: false,
-		`a: "\t\n\\"`:            false,
-		`a: "im\x61ge"`:          true,
-		`a: "\u0069mage"`:        true,
-		`a: "\U00000069mage"`:    true,
-		`a: "quay.io\/x\/y:1"`:   true,
-		"a: \"ima\\\n  ge\"":     true,
-		`a: "\\u0069"`:           false, // an escaped backslash, then a plain u
-		`a: "\\\u0069"`:          true,
-		`trailing \`:             false,
+	for _, tt := range []struct {
+		name string
+		in   string
+		want bool
+	}{
+		{"backslash d", `regex: "^\\d+\\.\\d+$"`, false},
+		{"tab newline backslash", `a: "\t\n\\"`, false},
+		{"hex escape", `a: "im\x61ge"`, true},
+		{"u escape", `a: "\u0069mage"`, true},
+		{"U escape", `a: "\U00000069mage"`, true},
+		{"escaped slash", `a: "quay.io\/x\/y:1"`, true},
+		{"escaped line break", "a: \"ima\\\n  ge\"", true},
+		{"escaped backslash then u", `a: "\\u0069"`, false}, // an escaped backslash, then a plain u
+		{"backslash then u escape", `a: "\\\u0069"`, true},
+		{"trailing backslash", `trailing \`, false},
 	} {
-		if got := hasEscape([]byte(in)); got != want {
-			t.Errorf("hasEscape(%q) = %v, want %v", in, got, want)
-		}
+		in, want := tt.in, tt.want
+		t.Run(tt.name, func(t *testing.T) {
+			if got := hasEscape([]byte(in)); got != want {
+				t.Errorf("hasEscape(%q) = %v, want %v", in, got, want)
+			}
+		})
 	}
 }
 
@@ -130,28 +137,35 @@ func TestSplitterLinesAsYAML(t *testing.T) {
 }
 
 func TestTopLevelKind(t *testing.T) {
-	for in, want := range map[string]string{
-		"apiVersion: v1\nkind: CustomResourceDefinition\nspec: {}\n":          "CustomResourceDefinition",
-		"kind: 'CustomResourceDefinition' # c\n":                              "CustomResourceDefinition",
-		"kind: \"CustomResourceDefinition\"\r\n":                              "CustomResourceDefinition",
-		"\"kind\": Deployment\nnote: \"x\nkind: CustomResourceDefinition\"\n": "",
-		"kind: CustomResourceDefinition\"\n":                                  "",
-		"kind: CustomResourceDefinition\n  Deployment\n":                      "",
-		"kind: CustomResourceDefinition\n\n# c\nspec: {}\n":                   "CustomResourceDefinition",
-		"kind: A\nkind: B\n":                                                  "",
-		"spec:\n  kind: CustomResourceDefinition\n":                           "",
-		"\nkind: CustomResourceDefinition\n":                                  "CustomResourceDefinition",
-		"kind: azAZ09.-_\n":                                                   "azAZ09.-_",
-		"kind: a`\n":                                                          "",
-		"kind: a/\n":                                                          "",
-		"kind: a:\n":                                                          "",
-		"kind: a@\n":                                                          "",
-		"kind: a[\n":                                                          "",
-		"kind: a{\n":                                                          "",
+	for _, tt := range []struct {
+		name string
+		in   string
+		want string
+	}{
+		{"crd", "apiVersion: v1\nkind: CustomResourceDefinition\nspec: {}\n", "CustomResourceDefinition"},
+		{"single-quoted", "kind: 'CustomResourceDefinition' # c\n", "CustomResourceDefinition"},
+		{"double-quoted CRLF", "kind: \"CustomResourceDefinition\"\r\n", "CustomResourceDefinition"},
+		{"quoted key", "\"kind\": Deployment\nnote: \"x\nkind: CustomResourceDefinition\"\n", ""},
+		{"stray quote", "kind: CustomResourceDefinition\"\n", ""},
+		{"continued", "kind: CustomResourceDefinition\n  Deployment\n", ""},
+		{"after empty line and comment", "kind: CustomResourceDefinition\n\n# c\nspec: {}\n", "CustomResourceDefinition"},
+		{"twice", "kind: A\nkind: B\n", ""},
+		{"nested", "spec:\n  kind: CustomResourceDefinition\n", ""},
+		{"after leading empty line", "\nkind: CustomResourceDefinition\n", "CustomResourceDefinition"},
+		{"every byte", "kind: azAZ09.-_\n", "azAZ09.-_"},
+		{"backquote", "kind: a`\n", ""},
+		{"slash", "kind: a/\n", ""},
+		{"colon", "kind: a:\n", ""},
+		{"at", "kind: a@\n", ""},
+		{"bracket", "kind: a[\n", ""},
+		{"brace", "kind: a{\n", ""},
 	} {
-		if got := topLevelKind([]byte(in)); got != want {
-			t.Errorf("topLevelKind(%q) = %q, want %q", in, got, want)
-		}
+		in, want := tt.in, tt.want
+		t.Run(tt.name, func(t *testing.T) {
+			if got := topLevelKind([]byte(in)); got != want {
+				t.Errorf("topLevelKind(%q) = %q, want %q", in, got, want)
+			}
+		})
 	}
 }
 

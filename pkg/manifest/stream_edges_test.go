@@ -23,19 +23,25 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 // TestJoinWriterErrors: a failing writer's error comes back, from the
 // separator and from the content.
 func TestJoinWriterErrors(t *testing.T) {
-	for _, n := range []int{0, 1, 2} {
-		j := NewJoinWriter(&failingWriter{n: n})
-		var err error
-		for _, s := range []string{"a: 1\n", "b: 2\n"} {
-			j.Next()
-			if _, err = j.Write([]byte(s)); err != nil {
-				break
+	for _, tt := range []struct {
+		name string
+		n    int
+	}{{"first write", 0}, {"separator", 1}, {"second write", 2}} {
+		n := tt.n
+		t.Run(tt.name, func(t *testing.T) {
+			j := NewJoinWriter(&failingWriter{n: n})
+			var err error
+			for _, s := range []string{"a: 1\n", "b: 2\n"} {
+				j.Next()
+				if _, err = j.Write([]byte(s)); err != nil {
+					break
+				}
 			}
-		}
-		// Writes: "a: 1\n", then "---\n", then "b: 2\n".
-		if n < 3 && (err == nil || err.Error() != "disk full") {
-			t.Errorf("writer failing after %d writes: err = %v, want disk full", n, err)
-		}
+			// Writes: "a: 1\n", then "---\n", then "b: 2\n".
+			if n < 3 && (err == nil || err.Error() != "disk full") {
+				t.Errorf("writer failing after %d writes: err = %v, want disk full", n, err)
+			}
+		})
 	}
 	var b strings.Builder
 	j := NewJoinWriter(&b)
@@ -52,15 +58,21 @@ func TestWorkers(t *testing.T) {
 		in.WriteString(pod("nginx:1.25") + "---\n")
 	}
 	want := strings.ReplaceAll(in.String(), "image: nginx:1.25", "image: sea.hub:5000/library/nginx:1.25")
-	for _, n := range []int{-3, 0, 1, 2, 7} {
-		rw := mustNew(t, rewrite.Config{}, WithWorkers(n))
-		if n < 1 && rw.workers != 1 || n >= 1 && rw.workers != n {
-			t.Errorf("WithWorkers(%d): %d workers", n, rw.workers)
-		}
-		out, err := rw.RewriteBytes([]byte(in.String()), "in.yaml")
-		if err != nil || string(out) != want {
-			t.Errorf("WithWorkers(%d): err %v, output as expected %v", n, err, string(out) == want)
-		}
+	for _, tt := range []struct {
+		name string
+		n    int
+	}{{"n=-3", -3}, {"n=0", 0}, {"n=1", 1}, {"n=2", 2}, {"n=7", 7}} {
+		n := tt.n
+		t.Run(tt.name, func(t *testing.T) {
+			rw := mustNew(t, rewrite.Config{}, WithWorkers(n))
+			if n < 1 && rw.workers != 1 || n >= 1 && rw.workers != n {
+				t.Errorf("WithWorkers(%d): %d workers", n, rw.workers)
+			}
+			out, err := rw.RewriteBytes([]byte(in.String()), "in.yaml")
+			if err != nil || string(out) != want {
+				t.Errorf("WithWorkers(%d): err %v, output as expected %v", n, err, string(out) == want)
+			}
+		})
 	}
 }
 
@@ -166,25 +178,37 @@ func (b *brokenInput) Read(p []byte) (int, error) {
 // TestReadError: an input that fails is an error naming the input, after
 // the documents read before it.
 func TestReadError(t *testing.T) {
-	for _, in := range []string{"", pod("nginx") + "---\n", pod("nginx") + "---\n" + pod("busybox")} {
-		rw := mustNew(t, rewrite.Config{})
-		var out strings.Builder
-		err := rw.Rewrite(&out, &brokenInput{strings.NewReader(in)}, "in.yaml")
-		if err == nil || err.Error() != "in.yaml: connection reset" {
-			t.Errorf("%q: err = %v, want in.yaml: connection reset", in, err)
-		}
+	for _, tt := range []struct {
+		name string
+		in   string
+	}{{"empty", ""}, {"one document", pod("nginx") + "---\n"}, {"two documents", pod("nginx") + "---\n" + pod("busybox")}} {
+		in := tt.in
+		t.Run(tt.name, func(t *testing.T) {
+			rw := mustNew(t, rewrite.Config{})
+			var out strings.Builder
+			err := rw.Rewrite(&out, &brokenInput{strings.NewReader(in)}, "in.yaml")
+			if err == nil || err.Error() != "in.yaml: connection reset" {
+				t.Errorf("%q: err = %v, want in.yaml: connection reset", in, err)
+			}
+		})
 	}
 }
 
 // TestYAML12Directive: a "%YAML 1.2" directive, first or after comments,
 // is read as the 1.1 yaml.v3 accepts; elsewhere it is left alone.
 func TestYAML12Directive(t *testing.T) {
-	for _, in := range []string{"%YAML 1.2\n---\n" + pod("nginx"), "# c\n%YAML 1.2\n---\n" + pod("nginx")} {
-		rw := mustNew(t, rewrite.Config{})
-		out, err := rw.RewriteBytes([]byte(in), "in.yaml")
-		if err != nil || string(out) != strings.Replace(in, "image: nginx", "image: sea.hub:5000/library/nginx", 1) {
-			t.Errorf("%q: %q, %v", in, out, err)
-		}
+	for _, tt := range []struct {
+		name string
+		in   string
+	}{{"first", "%YAML 1.2\n---\n" + pod("nginx")}, {"after a comment", "# c\n%YAML 1.2\n---\n" + pod("nginx")}} {
+		in := tt.in
+		t.Run(tt.name, func(t *testing.T) {
+			rw := mustNew(t, rewrite.Config{})
+			out, err := rw.RewriteBytes([]byte(in), "in.yaml")
+			if err != nil || string(out) != strings.Replace(in, "image: nginx", "image: sea.hub:5000/library/nginx", 1) {
+				t.Errorf("%q: %q, %v", in, out, err)
+			}
+		})
 	}
 	if got := string(yaml11([]byte("a: \"%YAML 1.2\"\n"))); got != "a: \"%YAML 1.2\"\n" {
 		t.Errorf("directive text inside a value changed: %q", got)

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/rehost/rehost/internal/bounded"
+	"github.com/rehost/rehost/internal/yamlnode"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -231,10 +231,7 @@ func verifySplice(out []byte, root *yaml.Node, edits []edit, want map[*yaml.Node
 	var got yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(yaml11(out)))
 	if err := dec.Decode(&got); err != nil {
-		line := 0
-		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-			line, _ = strconv.Atoi(m[1])
-		}
+		line, _, _ := yamlnode.ErrorLine(err)
 		return &unsafeEditError{Line: line, Reason: fmt.Sprintf("the result would not parse (%s)", strings.TrimPrefix(err.Error(), "yaml: "))}
 	}
 	var next yaml.Node

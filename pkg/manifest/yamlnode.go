@@ -4,13 +4,16 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rehost/rehost/internal/yamlnode"
 	"github.com/rehost/rehost/pkg/rewrite"
 	"go.yaml.in/yaml/v3"
 )
 
-// The YAML node helpers of the package: aliases, merge keys, duplicate keys
-// (the first value of a key counts, every value is walked: eachValue),
-// paths.
+// The YAML node helpers of the package: merge keys, duplicate keys, paths.
+// The rules for a repeated key are internal/yamlnode's: get reads the
+// first value (kyaml's rule) where one value is needed, eachValue walks
+// every value where an image may lie; get and eachValue add merge keys
+// ("<<"), followed once per mapping.
 
 // isEmpty reports whether n is absent, null or the empty string.
 func isEmpty(n *yaml.Node) bool {
@@ -72,12 +75,8 @@ func followOnce(n *yaml.Node, seen *map[*yaml.Node]bool) (*yaml.Node, bool) {
 	return n.Alias, true
 }
 
-func resolve(n *yaml.Node) *yaml.Node {
-	if n != nil && n.Kind == yaml.AliasNode {
-		return n.Alias
-	}
-	return n
-}
+// resolve is yamlnode.Resolve, short for the package's many uses.
+func resolve(n *yaml.Node) *yaml.Node { return yamlnode.Resolve(n) }
 
 // get returns the value of key in mapping m, following merge keys ("<<").
 // A duplicated key yields its first value: where images may lie, use
@@ -88,18 +87,12 @@ func get(m *yaml.Node, key string) *yaml.Node {
 }
 
 func getMerged(m *yaml.Node, key string, seen map[*yaml.Node]bool) *yaml.Node {
-	if m == nil || m.Kind != yaml.MappingNode || seen[m] {
+	if m == nil || seen[m] {
 		return nil
 	}
-	var merge *yaml.Node
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		k := m.Content[i]
-		if k.Value == key && k.Kind == yaml.ScalarNode {
-			return m.Content[i+1]
-		}
-		if k.Value == "<<" && k.Tag == "!!merge" {
-			merge = m.Content[i+1]
-		}
+	v, merge := yamlnode.FirstOrMerge(m, key)
+	if v != nil {
+		return v
 	}
 	if merge = resolve(merge); merge == nil {
 		return nil
@@ -125,17 +118,7 @@ func getMerged(m *yaml.Node, key string, seen map[*yaml.Node]bool) *yaml.Node {
 // and any may be the image deployed. Without the key in m itself, it calls fn with the
 // value a merge key ("<<") gives, if any.
 func eachValue(m *yaml.Node, key string, fn func(v *yaml.Node)) {
-	if m == nil || m.Kind != yaml.MappingNode {
-		return
-	}
-	found := false
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if k := m.Content[i]; k.Value == key && k.Kind == yaml.ScalarNode {
-			found = true
-			fn(m.Content[i+1])
-		}
-	}
-	if !found {
+	if !yamlnode.Each(m, key, fn) {
 		if v := get(m, key); v != nil {
 			fn(v)
 		}

@@ -5,11 +5,11 @@ import (
 	"path"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"unicode"
 
 	"github.com/rehost/rehost/internal/bounded"
+	"github.com/rehost/rehost/internal/yamlnode"
 	"github.com/rehost/rehost/pkg/manifest"
 	"github.com/rehost/rehost/pkg/rewrite"
 	"go.yaml.in/yaml/v3"
@@ -294,9 +294,6 @@ type headError struct {
 	msg  string
 }
 
-// yamlLine is how yaml.v3 starts the message of a syntax error.
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
-
 // readHead reads a document's head as Helm does, with its errors: a
 // document that is not a map, or whose apiVersion, kind, metadata.name or
 // annotations are not strings, fails Helm's install.
@@ -304,12 +301,11 @@ func readHead(doc string) (head, *headError) {
 	var h head
 	var root yaml.Node
 	if err := yaml.Unmarshal([]byte(doc), &root); err != nil {
-		e := &headError{line: 1, msg: strings.TrimPrefix(err.Error(), "yaml: ")}
-		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-			e.line, _ = strconv.Atoi(m[1])
-			e.msg = err.Error()[len(m[0]):]
+		line, msg, ok := yamlnode.ErrorLine(err)
+		if !ok {
+			line = 1
 		}
-		return h, e
+		return h, &headError{line: line, msg: msg}
 	}
 	if root.Kind == 0 || len(root.Content) == 0 {
 		return h, nil // only comments
@@ -364,30 +360,19 @@ func readHead(doc string) (head, *headError) {
 	h.annotations = map[string]string{}
 	for i := 0; i+1 < len(an.Content); i += 2 {
 		k := an.Content[i].Value
-		if h.annotations[k], err = str("metadata.annotations."+k, resolve(an.Content[i+1])); err != nil {
+		if h.annotations[k], err = str("metadata.annotations."+k, yamlnode.Resolve(an.Content[i+1])); err != nil {
 			return h, err
 		}
 	}
 	return h, nil
 }
 
-// lookup returns the value of key in the mapping n, the last one when the
-// key is repeated (as a YAML-to-JSON conversion keeps it); nil if absent.
+// lookup returns the value of key in the mapping n, aliases resolved,
+// the last one when the key is repeated (yamlnode.Last: Helm reads kind
+// and metadata through a YAML-to-JSON conversion, which keeps the last);
+// nil if absent.
 func lookup(n *yaml.Node, key string) *yaml.Node {
-	var v *yaml.Node
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			v = resolve(n.Content[i+1])
-		}
-	}
-	return v
-}
-
-func resolve(n *yaml.Node) *yaml.Node {
-	for n != nil && n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	return n
+	return yamlnode.Resolve(yamlnode.Last(n, key))
 }
 
 func isNull(n *yaml.Node) bool {

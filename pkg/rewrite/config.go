@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/rehost/rehost/internal/bounded"
+	"github.com/rehost/rehost/internal/yamlnode"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -258,26 +259,15 @@ func sourceMirrorLine(data []byte, field string) int {
 	if yaml.Unmarshal(data, &doc) != nil || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
 		return 0
 	}
-	top := doc.Content[0]
-	for k := 0; k+1 < len(top.Content); k += 2 {
-		if top.Content[k].Value != "sourceMirrors" {
-			continue
-		}
-		list := top.Content[k+1]
-		if list.Kind != yaml.SequenceNode || i >= len(list.Content) {
-			return 0
-		}
-		entry := list.Content[i]
-		if entry.Kind == yaml.MappingNode && key != "" {
-			for j := 0; j+1 < len(entry.Content); j += 2 {
-				if entry.Content[j].Value == key {
-					return entry.Content[j+1].Line
-				}
-			}
-		}
-		return entry.Line
+	list := yamlnode.First(doc.Content[0], "sourceMirrors")
+	if list == nil || list.Kind != yaml.SequenceNode || i >= len(list.Content) {
+		return 0
 	}
-	return 0
+	entry := list.Content[i]
+	if v := yamlnode.First(entry, key); v != nil && key != "" {
+		return v.Line
+	}
+	return entry.Line
 }
 
 // ErrEmptyRegistry is the reason given for a registry set to the empty

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"sort"
 
+	"github.com/rehost/rehost/internal/yamlnode"
 	"github.com/rehost/rehost/pkg/helm/internal/valuetree"
 	"go.yaml.in/yaml/v3"
 )
@@ -25,7 +26,7 @@ import (
 // masked, differ only in echoes of the values set (see above).
 func echoOnly(base, got *yaml.Node, set []Setting) bool {
 	b, g := docMap(base), docMap(got)
-	if b == nil || g == nil || scalar(mapValue(b, "kind")) != "ConfigMap" || scalar(mapValue(g, "kind")) != "ConfigMap" {
+	if b == nil || g == nil || scalar(yamlnode.First(b, "kind")) != "ConfigMap" || scalar(yamlnode.First(g, "kind")) != "ConfigMap" {
 		return false
 	}
 	if len(b.Content) != len(g.Content) {
@@ -174,24 +175,9 @@ func docMap(n *yaml.Node) *yaml.Node {
 	return n
 }
 
-func mapValue(m *yaml.Node, key string) *yaml.Node {
-	_, v := mapEntry(m, key)
-	return v
-}
-
 func scalar(n *yaml.Node) string {
 	if n == nil || n.Kind != yaml.ScalarNode {
 		return ""
 	}
 	return n.Value
-}
-
-// mapEntry returns the key and value nodes of key in mapping m.
-func mapEntry(m *yaml.Node, key string) (*yaml.Node, *yaml.Node) {
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key {
-			return m.Content[i], m.Content[i+1]
-		}
-	}
-	return nil, nil
 }
