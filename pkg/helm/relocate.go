@@ -279,6 +279,17 @@ func setChartValue(c *chart.Chart, path []interface{}, k OverlayKey, edited map[
 	if k.raw != nil {
 		value = k.raw
 	}
+	// Helm reads a repeated key's last value (its values files go through
+	// a YAML-to-JSON conversion), which an edit of the bytes cannot be
+	// sure to reach: such a file is refused, before any edit, saying why.
+	var before interface{}
+	if err := yaml.Unmarshal(data, &before); err != nil {
+		var te *yaml.TypeError
+		if errors.As(err, &te) && len(te.Errors) > 0 && strings.Contains(te.Errors[0], "already defined") {
+			return fmt.Errorf("%s: Helm reads the last value of a repeated key: remove the others so that the file says one thing", te.Errors[0])
+		}
+		return fmt.Errorf("the file does not parse: %w", err)
+	}
 	_, existed := lookupYAML(data, path)
 	out, err := setYAML(data, path, value, strings.Join(comment, "\n"))
 	if err != nil {

@@ -220,3 +220,27 @@ func TestRelocateOutput(t *testing.T) {
 		t.Error("no error for a file as the output directory")
 	}
 }
+
+// TestRelocateRepeatedKey: a values file with a repeated key, whose last
+// value Helm reads, is refused before any edit with the lines of both,
+// and nothing is written; the overlay, which Helm merges over what it
+// reads, still moves the image.
+func TestRelocateRepeatedKey(t *testing.T) {
+	chart := writeChart(t, map[string]string{
+		"Chart.yaml":         "apiVersion: v2\nname: dup\nversion: 1.0.0\n",
+		"values.yaml":        "image:\n  registry: docker.io\n  repository: library/nginx\nimage:\n  registry: quay.io\n  repository: acme/web\n",
+		"templates/pod.yaml": "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n  - name: c\n    image: {{ .Values.image.registry }}/{{ .Values.image.repository }}:1\n",
+	})
+	out := filepath.Join(t.TempDir(), "out.tgz")
+	_, err := Relocate(chart, out, Options{}, defaultConfig)
+	if err == nil || !strings.Contains(err.Error(), `values.yaml: image.registry: line 4: mapping key "image" already defined at line 1: Helm reads the last value`) {
+		t.Fatalf("got %v, want the repeated key named with its lines", err)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("%s written: %v", out, err)
+	}
+	o, err := AirgapValues(chart, Options{}, defaultConfig)
+	if err != nil || !o.Complete() || len(o.Keys) != 1 || o.Keys[0].Value != "sea.hub:5000" {
+		t.Fatalf("overlay %+v, %v; want image.registry: sea.hub:5000", o, err)
+	}
+}
