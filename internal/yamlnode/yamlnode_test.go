@@ -149,9 +149,10 @@ func TestErrorLine(t *testing.T) {
 		msg       string
 		ok        bool
 	}{
-		{"unclosed list", "a: 1\nb: [\n", 2, "did not find expected node content", true},
-		{"parser error", "a: 1\n- b\n", 1, "did not find expected key", true},
-		{"first line", "a: b: c\n", 0, "mapping values are not allowed in this context", false},
+		{"unclosed list", "a: 1\nb: [\n", 3, "did not find expected node content", true},
+		{"parser error", "a: 1\n- b\n", 2, "did not find expected key", true},
+		{"scanner error", "a: 1\nb: \"x\n", 2, "found unexpected end of stream", true},
+		{"first line", "a: b: c\n", 1, "mapping values are not allowed in this context", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var n yaml.Node

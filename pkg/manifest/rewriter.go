@@ -344,27 +344,9 @@ func (rw *Rewriter) notes(ns []note, where func(Field) rewrite.Location) []Opera
 	return out
 }
 
-// parserProblems are yaml.v3's parser (not scanner) errors: for them it
-// reports a 0-based line, where scanner errors get a 1-based one; either is
-// the line where the enclosing construct starts when it has one, else where
-// the problem was found (go.yaml.in/yaml/v3 decode.go, parser.fail).
-var parserProblems = map[string]bool{
-	"did not find expected ',' or ']'": true, "did not find expected ',' or '}'": true,
-	"did not find expected '-' indicator": true, "did not find expected key": true,
-	"did not find expected node content": true, "did not find expected <document start>": true,
-	"found duplicate %TAG directive": true, "found duplicate %YAML directive": true,
-	"found incompatible YAML document": true, "found undefined tag handle": true,
-}
-
 // parseError turns a yaml.v3 error into an *Error with the stream's line.
 func parseError(err error, name string, first int) error {
-	rel, msg, ok := yamlnode.ErrorLine(err)
-	switch {
-	case !ok:
-		rel = 1 // yaml.v3 gives no line for the document's first line
-	case parserProblems[msg]:
-		rel++
-	}
+	rel, msg, _ := yamlnode.ErrorLine(err)
 	return &Error{Location: rewrite.Location{File: name, Line: first + rel - 1}, Err: fmt.Errorf("malformed YAML: %s", msg)}
 }
 

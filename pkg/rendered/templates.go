@@ -301,10 +301,7 @@ func readHead(doc string) (head, *headError) {
 	var h head
 	var root yaml.Node
 	if err := yaml.Unmarshal([]byte(doc), &root); err != nil {
-		line, msg, ok := yamlnode.ErrorLine(err)
-		if !ok {
-			line = 1
-		}
+		line, msg, _ := yamlnode.ErrorLine(err)
 		return h, &headError{line: line, msg: msg}
 	}
 	if root.Kind == 0 || len(root.Content) == 0 {

@@ -209,7 +209,12 @@ func TestFromTemplatesHeadErrors(t *testing.T) {
 		{"annotations not a map", "kind: Job\nmetadata:\n  annotations: [a]\n", "web/templates/x.yaml:5: YAML parse error (Helm could not install it): metadata.annotations: want a map, got a list"},
 		{"metadata not a map", "kind: Job\nmetadata: x\n", "web/templates/x.yaml:4: YAML parse error (Helm could not install it): metadata: want a map, got \"x\""},
 		{"name not a string", "kind: Job\nmetadata: {name: {a: b}}\n", "web/templates/x.yaml:4: YAML parse error (Helm could not install it): metadata.name: want a string, got a map"},
-		{"YAML syntax", "kind: Job\nmetadata: [\n", "web/templates/x.yaml:4: YAML parse error (Helm could not install it): did not find expected node content"},
+		// The line where yaml.v3 found the problem, the end of the
+		// stream, as pkg/manifest reports it (yaml.v3 counts a parser
+		// error's line from 0: read from 1, it said line 4).
+		{"YAML syntax", "kind: Job\nmetadata: [\n", "web/templates/x.yaml:5: YAML parse error (Helm could not install it): did not find expected node content"},
+		{"YAML syntax, scanner", "kind: Job\nmetadata: \"x\n", "web/templates/x.yaml:4: YAML parse error (Helm could not install it): found unexpected end of stream"},
+		{"YAML syntax, parser", "kind: Job\n- a\n", "web/templates/x.yaml:4: YAML parse error (Helm could not install it): did not find expected key"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
