@@ -12,23 +12,24 @@
 //   - First: kyaml's RNode.Field keeps the first value. pkg/manifest reads
 //     the fields that say what a document is (kind, metadata, a setting
 //     it needs one value of) with First, through its get, which adds merge
-//     keys: as kustomize and KRM functions see them. pkg/helm finds the key of a values file it edits, and a rendered
-//     ConfigMap's kind, with First too (FirstPair gives the key node too).
+//     keys: as kustomize and KRM functions see them. pkg/helm finds the
+//     key of a values file it edits, and a rendered ConfigMap's kind,
+//     with First too (FirstPair gives the key node too); Relocate refuses
+//     a values file with a repeated key, whose last value Helm reads.
 //   - Each: where an image may lie, any of the values may be the one
 //     deployed (it depends on the decoder; some reject the document), so
 //     pkg/manifest walks every value (Each) and reports what it finds.
 //
 // The helpers match a key by its text: a scalar key node whose value is
 // key; an alias used as a key matches none. They do not follow merge keys
-// ("<<"): FirstOrMerge gives a mapping's merge value, and pkg/manifest follows it
-// (once per mapping) where it reads a field. Every helper returns nil for
+// ("<<"): FirstOrMerge gives a mapping's merge value, and pkg/manifest
+// follows it (once per mapping) where it reads a field. Every helper returns nil for
 // a nil node or one that is not a mapping.
 //
 // ErrorLine reads the line out of a yaml.v3 syntax error, for
 // pkg/manifest and pkg/rendered. pkg/rewrite finds the line of a config
-// error with First (yaml.v3 has
-// refused a repeated key in the config before). The package uses yaml.v3
-// only, as the core module does.
+// error with First (yaml.v3 has refused a repeated key in the config
+// before). The package uses yaml.v3 only, as the core module does.
 package yamlnode
 
 import "go.yaml.in/yaml/v3"
