@@ -2,7 +2,10 @@
 // does, and prints it as JSON on standard output for the rehost command:
 // the rendered documents with the template each came from, in `helm
 // template` order with hooks, and the images the chart's helm.sh/images
-// annotations declare (the JSON form of rendered.Chart).
+// annotations declare (the JSON form of rendered.Chart). With
+// REHOST_HELM_DRAFT=1 in its environment it writes before it the
+// documents of the chart's templates as soon as they are rendered
+// (rendered.Draft), for rehost to work on them while Helm sorts them.
 //
 // It is rehost's helper, not a user command: rehost runs it to render the
 // charts it is given, so that rehost itself does not link Helm and starts
@@ -61,6 +64,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.SkipCRDs = !includeCRDs
+			if os.Getenv(rendered.DraftEnv) == "1" {
+				// rehost works on the draft while Helm sorts.
+				opts.Draft = func(d *rendered.Draft) { json.NewEncoder(stdout).Encode(d) }
+			}
 			c, err := helm.Render(args[0], opts)
 			if err != nil {
 				return err

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/rehost/rehost/internal/bounded"
@@ -116,6 +117,8 @@ type Rewriter struct {
 	unverified bool
 	// listOnly: nothing is written, collisions are warnings (ListOnly).
 	listOnly bool
+	// ahead holds the documents Prepare processed (lookahead.go).
+	ahead atomic.Pointer[lookahead]
 }
 
 // Setting is a registry setting of an operator's kind met in a manifest
