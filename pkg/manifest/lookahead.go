@@ -21,7 +21,8 @@ import (
 // kept (not the parsed document), for at most maxAheadBytes of
 // documents; preparing stops when a rewrite of the Rewriter starts (the
 // rewrite processes the rest on all its workers) or when Prepare is
-// called again (keeping what was done).
+// called again (keeping what was done); otherwise it runs to the end of
+// parts in the background, even if the Rewriter is not used again.
 func (rw *Rewriter) Prepare(parts []Part, write bool) {
 	if len(parts) == 0 || (write && rw.listOnly) {
 		return
@@ -61,8 +62,9 @@ func (rw *Rewriter) Prepare(parts []Part, write bool) {
 	}()
 }
 
-// maxAheadBytes bounds the documents Prepare processes ahead, in all.
-const maxAheadBytes = 64 << 20
+// maxAheadBytes bounds the documents Prepare holds processed, in all: a
+// chart of 20,000 Pods is 4 MB of documents.
+const maxAheadBytes = 16 << 20
 
 // lookahead holds the documents Prepare processed, until a rewrite takes
 // them.
