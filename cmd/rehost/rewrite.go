@@ -166,6 +166,7 @@ An existing local path is always a path. docs/charts.md.`,
 				}
 			}
 			hintStdin(s, args, "rewrite")
+			hf.writes = true
 			sts, err := openStreams(e.Inputs, &hf, rw, s)
 			if err != nil {
 				return err

@@ -1,9 +1,12 @@
 package helm
 
 import (
+	"path"
+	"sort"
 	"strings"
 	"unicode"
 
+	"github.com/rehost/rehost/pkg/helm/internal/valuetree"
 	"github.com/rehost/rehost/pkg/rendered"
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
@@ -72,6 +75,57 @@ func setLines(ms []rendered.Manifest, files map[string]string, crds map[string]b
 	}
 }
 
+// draft renders the templates of a copy of ch as install will render ch
+// (Helm's dependency processing, then the template engine with the
+// install's release and capabilities), and returns their documents, each
+// with its line, as split cuts them: nil when they do not render. Helm's
+// log of this rendering is dropped (install's will say the same).
+func draft(ch *chart.Chart, vals map[string]interface{}, install *action.Install) *rendered.Draft {
+	var files map[string]string
+	captureLog(func() error {
+		c := cloneChart(ch)
+		v := valuetree.CopyMap(vals)
+		if err := chartutil.ProcessDependenciesWithMerge(c, v); err != nil {
+			return err
+		}
+		caps := chartutil.DefaultCapabilities.Copy()
+		if install.KubeVersion != nil {
+			caps.KubeVersion = *install.KubeVersion
+		}
+		caps.APIVersions = append(caps.APIVersions, install.APIVersions...)
+		opts := chartutil.ReleaseOptions{Name: install.ReleaseName, Namespace: install.Namespace, Revision: 1, IsInstall: true}
+		top, err := chartutil.ToRenderValues(c, v, opts, caps)
+		if err != nil {
+			return err
+		}
+		var e engine.Engine
+		out, err := e.Render(c, top)
+		if err != nil {
+			return err
+		}
+		files = out
+		return nil
+	})
+	if files == nil {
+		return nil
+	}
+	names := make([]string, 0, len(files))
+	for name := range files {
+		if base := path.Base(name); strings.HasPrefix(base, "_") || strings.HasSuffix(name, "NOTES.txt") {
+			continue
+		}
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	d := &rendered.Draft{Format: rendered.Format}
+	for _, name := range names {
+		for _, doc := range documents(files[name]) {
+			d.Manifests = append(d.Manifests, rendered.Manifest{Name: name, Content: doc.content, Line: doc.line})
+		}
+	}
+	return d
+}
+
 // split cuts a template's output into documents as Helm does
 // (releaseutil.SplitManifests: the output trimmed, cut at its "---"
 // separators, each piece trimmed, empty ones dropped) and returns the
@@ -81,6 +135,22 @@ func setLines(ms []rendered.Manifest, files map[string]string, crds map[string]b
 // the output for each document, quadratic in all).
 func split(out string) map[string][]int {
 	docs := map[string][]int{}
+	for _, d := range documents(out) {
+		docs[d.content] = append(docs[d.content], d.line)
+	}
+	return docs
+}
+
+// located is a document of a template's output and its line there.
+type located struct {
+	content string
+	line    int
+}
+
+// documents cuts a template's output into documents as Helm does (see
+// split), in order, each with its line.
+func documents(out string) []located {
+	var docs []located
 	start := len(out) - len(strings.TrimLeftFunc(out, unicode.IsSpace))
 	trimmed := strings.TrimSpace(out)
 	line, at := 1, 0 // the line of offset at in out
@@ -96,7 +166,7 @@ func split(out string) map[string][]int {
 		off := pieceStart + len(piece) - len(strings.TrimLeftFunc(piece, unicode.IsSpace))
 		line += strings.Count(out[at:off], "\n")
 		at = off
-		docs[doc] = append(docs[doc], line)
+		docs = append(docs, located{content: doc, line: line})
 	}
 	return docs
 }

@@ -247,3 +247,61 @@ func TestSeparatorsAsHelm(t *testing.T) {
 		}
 	}
 }
+
+// TestDraft: Options.Draft receives, before the chart is sorted, the
+// documents of its templates, each with its template's name and line as
+// the chart gives them (but for a document of a random function, and the
+// CRDs, which are not templates), and changes nothing of the chart
+// rendered: documents, lines, hooks, images, warnings, errors.
+func TestDraft(t *testing.T) {
+	for _, chart := range []string{"parent", "hooks", "multidoc", "withcrd", "annotations", "warnings", "airgap-random", "airgap-kube-prometheus", "tplerror"} {
+		t.Run(chart, func(t *testing.T) {
+			want, wantErr := Render(chartPath(chart), Options{})
+			var d *rendered.Draft
+			got, err := Render(chartPath(chart), Options{Draft: func(x *rendered.Draft) {
+				if d != nil {
+					t.Error("Draft called twice")
+				}
+				d = x
+			}})
+			// A random function renders differently each time.
+			random := chart == "airgap-random"
+			if (!random && !reflect.DeepEqual(got, want)) || fmt.Sprint(err) != fmt.Sprint(wantErr) {
+				t.Fatalf("with Draft: %+v, %v\nwant %+v, %v", got, err, want, wantErr)
+			}
+			if err != nil {
+				if d != nil && chart == "tplerror" {
+					t.Errorf("a draft of a chart that does not render: %+v", d)
+				}
+				return
+			}
+			if d == nil || d.Format != rendered.Format {
+				t.Fatalf("draft %+v", d)
+			}
+			type key struct {
+				name, content string
+				line          int
+			}
+			drafted := map[key]bool{}
+			for _, m := range d.Manifests {
+				if m.Line < 1 || m.IsHook() || strings.HasSuffix(m.Name, "NOTES.txt") {
+					t.Errorf("draft manifest %+v", m)
+				}
+				drafted[key{m.Name, m.Content, m.Line}] = true
+			}
+			found := 0
+			for _, m := range got.Manifests {
+				if strings.Contains(m.Name, "/crds/") || m.Line == 0 {
+					continue
+				}
+				if !drafted[key{m.Name, m.Content, m.Line}] {
+					t.Errorf("%s line %d not in the draft:\n%s", m.Name, m.Line, m.Content)
+				}
+				found++
+			}
+			if found == 0 && !random {
+				t.Errorf("no document of the chart in its draft")
+			}
+		})
+	}
+}

@@ -67,6 +67,12 @@ type Options struct {
 	SkipCRDs bool
 	// SkipTests leaves out the test hooks (helm.sh/hook: test).
 	SkipTests bool
+	// Draft, when set, is called with the documents of the chart's
+	// templates as soon as they are rendered, before Helm sorts them
+	// (which parses each one and takes most of the time of rendering):
+	// the caller can start working on them (rendered.Draft.Prepare).
+	// It is not called when the templates do not render.
+	Draft func(*rendered.Draft)
 
 	// skipLocate leaves Manifest.Line unset (a second template pass):
 	// AirgapValues's probes do not need it.
@@ -229,6 +235,11 @@ func render(ch *chart.Chart, vals map[string]interface{}, opts Options, where st
 		vals = map[string]interface{}{}
 	}
 
+	if opts.Draft != nil {
+		if d := draft(ch, vals, install); d != nil {
+			opts.Draft(d)
+		}
+	}
 	out := &rendered.Chart{Format: rendered.Format, Name: ch.Name(), Version: ch.Metadata.Version}
 	warnings, err := captureLog(func() error {
 		rel, err := install.Run(ch, vals)

@@ -71,6 +71,50 @@ func runParts(t *testing.T, parts []Part, one, write bool, limit int, opts ...Op
 // and fails as a RewriteAt call per part does (what rendered.Chart did
 // before), whatever the parts' sizes, errors and the writer's failures.
 func TestRewritePartsIsRewriteAtPerPart(t *testing.T) {
+	tests := partsCases()
+	many := func(n int) []Part { return tests[2].parts[:n] }
+	for _, tt := range tests {
+		for _, write := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/write=%t", tt.name, write), func(t *testing.T) {
+				want := runParts(t, tt.parts, false, write, 1<<30)
+				got := runParts(t, tt.parts, true, write, 1<<30)
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("RewriteParts:\n%+v\nwant (RewriteAt per part):\n%+v", got, want)
+				}
+			})
+		}
+	}
+	// The writer fails in a head, in a document, at the end.
+	parts := many(300)
+	full := runParts(t, parts, false, true, 1<<30)
+	for _, limit := range []int{0, 10, 30, 200, len(full.out) / 2, len(full.out) - 1, len(full.out)} {
+		t.Run(fmt.Sprintf("writer fails after %d bytes", limit), func(t *testing.T) {
+			want := runParts(t, parts, false, true, limit)
+			got := runParts(t, parts, true, true, limit)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("RewriteParts:\n%+v\nwant (RewriteAt per part):\n%+v", got, want)
+			}
+		})
+	}
+	t.Run("list only", func(t *testing.T) {
+		for _, write := range []bool{false, true} {
+			want := runParts(t, parts[:3], false, write, 1<<30, ListOnly())
+			got := runParts(t, parts[:3], true, write, 1<<30, ListOnly())
+			if !reflect.DeepEqual(got, want) || (write && !strings.Contains(got.err, ErrListOnly.Error())) {
+				t.Errorf("write=%t: RewriteParts:\n%+v\nwant (RewriteAt per part):\n%+v", write, got, want)
+			}
+		}
+	})
+}
+
+// partsCase is a test case of parts.
+type partsCase struct {
+	name  string
+	parts []Part
+}
+
+// partsCases are parts of all sizes, with errors and warnings.
+func partsCases() []partsCase {
 	pod := func(i int, image string) string {
 		return fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p%d\nspec:\n  containers:\n  - name: c\n    image: %s\n", i, image)
 	}
@@ -102,10 +146,7 @@ func TestRewritePartsIsRewriteAtPerPart(t *testing.T) {
 		}
 		return part(name, 1, b.String())
 	}
-	tests := []struct {
-		name  string
-		parts []Part
-	}{
+	return []partsCase{
 		{"none", nil},
 		{"one", []Part{part("c/templates/a.yaml", 3, pod(0, "nginx"))}},
 		{"many one-document parts", many(300, -1, "")},
@@ -148,36 +189,4 @@ func TestRewritePartsIsRewriteAtPerPart(t *testing.T) {
 			part("c/templates/b.yaml", 9, pod(1, "nginx")),
 		}},
 	}
-	for _, tt := range tests {
-		for _, write := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/write=%t", tt.name, write), func(t *testing.T) {
-				want := runParts(t, tt.parts, false, write, 1<<30)
-				got := runParts(t, tt.parts, true, write, 1<<30)
-				if !reflect.DeepEqual(got, want) {
-					t.Errorf("RewriteParts:\n%+v\nwant (RewriteAt per part):\n%+v", got, want)
-				}
-			})
-		}
-	}
-	// The writer fails in a head, in a document, at the end.
-	parts := many(300, -1, "")
-	full := runParts(t, parts, false, true, 1<<30)
-	for _, limit := range []int{0, 10, 30, 200, len(full.out) / 2, len(full.out) - 1, len(full.out)} {
-		t.Run(fmt.Sprintf("writer fails after %d bytes", limit), func(t *testing.T) {
-			want := runParts(t, parts, false, true, limit)
-			got := runParts(t, parts, true, true, limit)
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("RewriteParts:\n%+v\nwant (RewriteAt per part):\n%+v", got, want)
-			}
-		})
-	}
-	t.Run("list only", func(t *testing.T) {
-		for _, write := range []bool{false, true} {
-			want := runParts(t, parts[:3], false, write, 1<<30, ListOnly())
-			got := runParts(t, parts[:3], true, write, 1<<30, ListOnly())
-			if !reflect.DeepEqual(got, want) || (write && !strings.Contains(got.err, ErrListOnly.Error())) {
-				t.Errorf("write=%t: RewriteParts:\n%+v\nwant (RewriteAt per part):\n%+v", write, got, want)
-			}
-		}
-	})
 }

@@ -105,6 +105,8 @@ func (rw *Rewriter) pipeline(w io.Writer, next func() ([]piece, error)) error {
 		docs []piece
 		res  chan []result
 	}
+	// Prepare's work stops here: the workers process what it has not.
+	rw.stopAhead()
 	jobs := make(chan slot, rw.workers)
 	queue := make(chan slot, 2*rw.workers)
 	stop := make(chan struct{})
@@ -137,7 +139,7 @@ func (rw *Rewriter) pipeline(w io.Writer, next func() ([]piece, error)) error {
 				out := make([]result, len(s.docs))
 				for k, p := range s.docs {
 					if !p.empty {
-						out[k] = rw.process(p.doc, p.name, w != nil)
+						out[k] = rw.processAhead(p.doc, p.name, w != nil)
 					}
 				}
 				s.res <- out
@@ -232,12 +234,22 @@ func isWriteErr(err error) bool {
 	return errors.As(err, &we)
 }
 
-// process finds, maps and (when write is set) rewrites one document.
-func (rw *Rewriter) process(d document, name string, write bool) result {
+// processAhead is process, or the result Prepare found for the same
+// document.
+func (rw *Rewriter) processAhead(d document, name string, write bool) result {
+	refs := rw.envRefs.load()
+	if res, ok := rw.takeAhead(d, name, write, refs); ok {
+		return res
+	}
+	return rw.processWith(d, name, write, refs)
+}
+
+// processWith finds, maps and (when write is set) rewrites one document,
+// with refs, the ConfigMap keys passed as images known so far in the run.
+func (rw *Rewriter) processWith(d document, name string, write bool, refs *envRefSet) result {
 	if !utf8.Valid(d.data) {
 		return result{errs: []error{&Error{Location: rewrite.Location{File: name, Line: d.line + invalidUTF8Line(d.data)}, Err: errors.New("invalid UTF-8: manifests must be UTF-8 encoded")}}}
 	}
-	refs := rw.envRefs.load()
 	if !rw.fullParse && !rw.mayHoldImages(d.data) && !refs.mayHold(d.data) {
 		return result{}
 	}

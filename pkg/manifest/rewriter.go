@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/rehost/rehost/internal/bounded"
@@ -115,6 +116,8 @@ type Rewriter struct {
 	unverified bool
 	// listOnly: nothing is written, collisions are warnings (ListOnly).
 	listOnly bool
+	// ahead holds the documents Prepare processed (lookahead.go).
+	ahead atomic.Pointer[lookahead]
 }
 
 // Setting is a registry setting of an operator's kind met in a manifest

@@ -25,10 +25,17 @@ import (
 	"github.com/rehost/rehost/pkg/rewrite"
 )
 
-// Format is the version of the JSON form of a [Chart]. It changes whenever
-// that form changes incompatibly, so that rehost refuses the output of a
-// rehost-helm from another release.
-const Format = 1
+// Format is the version of the JSON form of a [Chart] and of a [Draft]. It
+// changes whenever that form changes incompatibly, so that rehost refuses
+// the output of a rehost-helm from another release. Format 2 added the
+// Draft that rehost-helm writes before the Chart when asked.
+const Format = 2
+
+// DraftEnv is the environment variable with which rehost asks
+// rehost-helm for a [Draft] before the [Chart] ("1"). A rehost-helm of an
+// older release ignores it and writes a Chart of an older Format, which
+// rehost refuses as such.
+const DraftEnv = "REHOST_HELM_DRAFT"
 
 // DefaultKubeVersion is the Kubernetes version charts are rendered for
 // when none is given (.Capabilities.KubeVersion, and the version a chart's
@@ -84,6 +91,34 @@ type Manifest struct {
 	// Hook holds the helm.sh/hook events of a hook resource
 	// ("pre-install", "test", ...); it is empty for ordinary resources.
 	Hook []string `json:"hook,omitempty"`
+}
+
+// Draft is the documents of a chart's templates as the template engine
+// rendered them, before Helm sorts them, each with its template's name and
+// its line there, without the CRDs and without knowing which are hooks:
+// what rehost-helm can write a moment after it starts, while Helm's
+// sorting (which parses every document) still runs. Its documents are
+// those of the [Chart] that follows, but for a document that renders
+// differently each time (a random function) and the documents Helm leaves
+// out; a rewrite never depends on it ([Draft.Prepare]).
+type Draft struct {
+	// Format is [Format].
+	Format int `json:"format"`
+	// Manifests are the documents, in the order of their templates'
+	// names, each template's in its order.
+	Manifests []Manifest `json:"draft"`
+}
+
+// Prepare has rw process the draft's documents in the background
+// ([manifest.Rewriter.Prepare]), as [Chart.RewriteDocuments] will (write:
+// with a writer), so that it finds the documents of the chart that are
+// the draft's done.
+func (d *Draft) Prepare(rw *manifest.Rewriter, write bool) {
+	parts := make([]manifest.Part, len(d.Manifests))
+	for i, m := range d.Manifests {
+		parts[i] = m.part(false)
+	}
+	rw.Prepare(parts, write)
 }
 
 // IsHook reports whether the manifest is a hook resource, which Helm
@@ -160,6 +195,15 @@ func (m Manifest) text(trim bool) string {
 		m.Content = strings.TrimRight(m.Content, " \t\r\n")
 	}
 	return m.Text()
+}
+
+// part is the manifest as a part of a rewrite: its text (trimmed when trim
+// is set, see text) after the lines "---" and "# Source: NAME" that Helm
+// puts before the document, which are not the template's.
+func (m Manifest) part(trim bool) manifest.Part {
+	d := m.text(trim)
+	head := len(sourcePrefix) + len(m.Name) + 1
+	return manifest.Part{Name: m.Name, Line: max(m.Line, 1), Head: d[:head], Text: d[head:]}
 }
 
 // WriteTo writes the chart's documents, as `helm template` prints them.
@@ -239,11 +283,7 @@ func (c *Chart) RewriteDocuments(w io.Writer, rw *manifest.Rewriter, template st
 		if template != "" && m.Name != template {
 			continue
 		}
-		// The lines "---" and "# Source: NAME" that Helm puts before the
-		// document are not the template's.
-		d := m.text(i == last)
-		head := len(sourcePrefix) + len(m.Name) + 1
-		parts = append(parts, manifest.Part{Name: m.Name, Line: max(m.Line, 1), Head: d[:head], Text: d[head:]})
+		parts = append(parts, m.part(i == last))
 	}
 	// One pipeline for all documents: a chart of 20,000 documents costs
 	// what a stream of 20,000 documents does.

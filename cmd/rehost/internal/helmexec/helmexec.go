@@ -43,40 +43,108 @@ type Client struct {
 // set, the helper's temporary directories go there (TMPDIR). Its errors
 // are *RunError, *StoppedError, *FailedError and *CrashError.
 func (c *Client) Run(args []string, stdin io.Reader, tmp string) ([]byte, error) {
+	return c.run(args, stdin, tmp, nil)
+}
+
+// run is Run; with draft set, the helper is asked for a rendered.Draft
+// (rendered.DraftEnv), which is passed to draft as soon as it is read,
+// while the helper still works, and the output returned is what follows
+// it. Output that does not start with a Draft of this format is returned
+// whole.
+func (c *Client) run(args []string, stdin io.Reader, tmp string, draft func(*rendered.Draft)) ([]byte, error) {
 	cmd := exec.Command(c.Path, args...)
 	cmd.Stdin = stdin
+	var env []string
 	if tmp != "" {
-		cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+		env = append(env, "TMPDIR="+tmp)
 		if runtime.GOOS == "windows" {
-			cmd.Env = append(cmd.Env, "TMP="+tmp, "TEMP="+tmp)
+			env = append(env, "TMP="+tmp, "TEMP="+tmp)
 		}
+	}
+	if draft != nil {
+		env = append(env, rendered.DraftEnv+"=1")
+	}
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
 	}
 	var stdout bytes.Buffer
 	stderr := &headTail{max: maxStderr}
 	cmd.Stdout, cmd.Stderr = &stdout, stderr
+	var (
+		pw   *io.PipeWriter
+		skip chan int64 // the length of the draft, once the output is read
+	)
+	if draft != nil {
+		var pr *io.PipeReader
+		pr, pw = io.Pipe()
+		cmd.Stdout = pw
+		skip = make(chan int64, 1)
+		go func() {
+			r := io.TeeReader(pr, &stdout)
+			n := readDraft(r, draft)
+			io.Copy(io.Discard, r)
+			skip <- n
+		}()
+	}
+	// wait ends the reading of the output and returns the output after
+	// the draft.
+	wait := func() []byte {
+		if pw == nil {
+			return stdout.Bytes()
+		}
+		pw.Close()
+		n := <-skip // the reader has written all it read
+		return stdout.Bytes()[n:]
+	}
 	start := cmd.Start
 	if c.Start != nil {
 		start = func() error { return c.Start(cmd) }
 	}
 	if err := start(); err != nil {
+		wait()
 		return nil, &RunError{Helper: c.Path, Err: err}
 	}
 	err := cmd.Wait()
+	out := wait()
 	if c.Stopped != nil {
 		if sig := c.Stopped(); sig != nil {
 			return nil, &StoppedError{Signal: sig}
 		}
 	}
 	if err != nil {
-		return nil, c.failure(err, stdout.Bytes(), stderr)
+		return nil, c.failure(err, out, stderr)
 	}
-	return stdout.Bytes(), nil
+	return out, nil
 }
 
-// Render runs the helper to render a chart (rendered.Chart).
-func (c *Client) Render(args []string, stdin io.Reader) (*rendered.Chart, error) {
+// readDraft reads a rendered.Draft of this format from the start of r and
+// passes it to draft, and returns its length in r; 0 when r does not start
+// with one.
+func readDraft(r io.Reader, draft func(*rendered.Draft)) int64 {
+	dec := json.NewDecoder(r)
+	var d struct {
+		Format    int                  `json:"format"`
+		Manifests *[]rendered.Manifest `json:"draft"`
+	}
+	if err := dec.Decode(&d); err != nil || d.Format != rendered.Format || d.Manifests == nil {
+		return 0
+	}
+	draft(&rendered.Draft{Format: d.Format, Manifests: *d.Manifests})
+	return dec.InputOffset()
+}
+
+// Render runs the helper to render a chart (rendered.Chart). With draft
+// set, the helper is asked for the documents of the chart's templates
+// first (rendered.Draft), which are passed to draft as soon as they are
+// read, while the helper still works: the Draft of a helper that ends in
+// an error too.
+func (c *Client) Render(args []string, stdin io.Reader, draft func(*rendered.Draft)) (*rendered.Chart, error) {
 	var out rendered.Chart
-	if err := c.decode(args, stdin, "", &out, func() int { return out.Format }, rendered.Format); err != nil {
+	raw, err := c.run(args, stdin, "", draft)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.unmarshal(raw, &out, func() int { return out.Format }, rendered.Format); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -118,7 +186,20 @@ func (c *Client) decode(args []string, stdin io.Reader, tmp string, v interface{
 	if err != nil {
 		return err
 	}
+	return c.unmarshal(out, v, format, want)
+}
+
+// unmarshal decodes the helper's output into v, whose format must be
+// want. Output of another format that does not decode (a helper of a
+// later release writing more than one value) is a *FormatError too.
+func (c *Client) unmarshal(out []byte, v interface{}, format func() int, want int) error {
 	if err := json.Unmarshal(out, v); err != nil {
+		var first struct {
+			Format int `json:"format"`
+		}
+		if json.NewDecoder(bytes.NewReader(out)).Decode(&first) == nil && first.Format != want {
+			return &FormatError{Helper: c.Path, Got: first.Format, Want: want}
+		}
 		return &OutputError{Helper: c.Path, Err: err}
 	}
 	if got := format(); got != want {

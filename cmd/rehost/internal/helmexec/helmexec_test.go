@@ -4,6 +4,7 @@ package helmexec
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,8 +26,8 @@ func script(t *testing.T, body string) *Client {
 }
 
 func TestRender(t *testing.T) {
-	c := script(t, `echo '{"format":1,"name":"app","manifests":[{"name":"app/templates/a.yaml","content":"kind: Pod"}]}'`)
-	got, err := c.Render(nil, nil)
+	c := script(t, `echo '{"format":2,"name":"app","manifests":[{"name":"app/templates/a.yaml","content":"kind: Pod"}]}'`)
+	got, err := c.Render(nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,20 +40,94 @@ func TestRender(t *testing.T) {
 // FormatError naming both formats, for every kind of output.
 func TestFormatMismatch(t *testing.T) {
 	c := script(t, `echo '{"format":99}'`)
-	for name, run := range map[string]func() error{
-		"render":     func() error { _, err := c.Render(nil, nil); return err },
-		"airgap":     func() error { _, err := c.Airgap(nil, nil); return err },
-		"chart file": func() error { _, err := c.ChartFile(nil, ""); return err },
+	for name, tt := range map[string]struct {
+		run  func() error
+		want int
+	}{
+		"render": {func() error { _, err := c.Render(nil, nil, nil); return err }, rendered.Format},
+		"render, draft asked": {func() error {
+			_, err := c.Render(nil, nil, func(*rendered.Draft) { t.Error("draft of another format taken") })
+			return err
+		}, rendered.Format},
+		"airgap":     {func() error { _, err := c.Airgap(nil, nil); return err }, rendered.AirgapFormat},
+		"chart file": {func() error { _, err := c.ChartFile(nil, ""); return err }, rendered.ChartFileFormat},
 	} {
-		err := run()
+		err := tt.run()
 		var f *FormatError
-		if !errors.As(err, &f) || f.Got != 99 || f.Want != 1 || f.Helper != c.Path {
+		if !errors.As(err, &f) || f.Got != 99 || f.Want != tt.want || f.Helper != c.Path {
 			t.Errorf("%s: %v (%T)", name, err, err)
 			continue
 		}
-		if want := c.Path + " writes format 99, this rehost reads format 1"; err.Error() != want {
+		if want := fmt.Sprintf("%s writes format 99, this rehost reads format %d", c.Path, tt.want); err.Error() != want {
 			t.Errorf("%s: %q, want %q", name, err, want)
 		}
+	}
+}
+
+// TestRenderDraft: asked for a draft (rendered.DraftEnv), a helper writes
+// it before the chart; it is passed on as soon as it is read, while the
+// helper still runs, and the chart after it is decoded as before. The
+// output of a helper of another release is a FormatError, draft or not;
+// one that fails after its draft says why, with the facts it wrote.
+func TestRenderDraft(t *testing.T) {
+	const chart = `{"format":2,"name":"app","manifests":[{"name":"app/templates/a.yaml","content":"kind: Pod","line":3}]}`
+	const draft = `{"format":2,"draft":[{"name":"app/templates/a.yaml","content":"kind: Pod","line":3}]}`
+	// The helper waits for the draft to be read (the file rehost's side
+	// creates) before it writes the chart.
+	sync := filepath.Join(t.TempDir(), "read")
+	c := script(t, `[ "$`+rendered.DraftEnv+`" = 1 ] || exit 3
+echo '`+draft+`'
+i=0; while [ ! -e `+sync+` ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
+[ -e `+sync+` ] || exit 4
+echo '`+chart+`'
+`)
+	var got *rendered.Draft
+	ch, err := c.Render(nil, nil, func(d *rendered.Draft) {
+		got = d
+		os.WriteFile(sync, nil, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got == nil || len(got.Manifests) != 1 || got.Manifests[0].Line != 3 || got.Manifests[0].Content != "kind: Pod" {
+		t.Errorf("draft %+v", got)
+	}
+	if ch.Name != "app" || len(ch.Manifests) != 1 || ch.Manifests[0].Line != 3 {
+		t.Errorf("chart %+v", ch)
+	}
+
+	// Not asked: no draft.
+	c = script(t, `[ -z "$`+rendered.DraftEnv+`" ] || exit 3
+echo '`+chart+`'`)
+	if ch, err := c.Render(nil, nil, nil); err != nil || ch.Name != "app" {
+		t.Errorf("without a draft: %+v, %v", ch, err)
+	}
+
+	// A helper of the release before drafts ignores the variable and
+	// writes format 1; one of a later release writes its own draft.
+	for _, out := range []string{
+		`{"format":1,"name":"app","manifests":[]}`,
+		`{"format":3,"draft":[]}` + "\n" + `{"format":3,"name":"app","manifests":[]}`,
+	} {
+		c := script(t, `printf '`+out+`\n'`)
+		_, err := c.Render(nil, nil, func(*rendered.Draft) { t.Errorf("%s: draft taken", out) })
+		var f *FormatError
+		if !errors.As(err, &f) || f.Want != rendered.Format {
+			t.Errorf("%s: %v (%T)", out, err, err)
+		}
+	}
+
+	// A failure after the draft: the message, and the facts written
+	// after the draft.
+	c = script(t, `echo '`+draft+`'
+echo 'rehost-helm: boom' >&2
+echo '{"format":1,"plainHTTP":true}'
+exit 1
+`)
+	_, err = c.Render(nil, nil, func(*rendered.Draft) {})
+	var f *FailedError
+	if !errors.As(err, &f) || err.Error() != "boom" || !f.Failure.PlainHTTP {
+		t.Errorf("%v (%T %+v)", err, err, f)
 	}
 }
 

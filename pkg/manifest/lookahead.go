@@ -1,0 +1,160 @@
+package manifest
+
+import (
+	"bytes"
+	"sync"
+)
+
+// Prepare processes the documents of parts in the background, as a later
+// RewriteParts of them would (with a writer when write is set; without,
+// only collecting the images), so that the rewrite finds them done. It
+// returns at once. A caller that expects those documents before it has
+// them all, in their final order, calls it with what it has: rehost
+// prepares the documents of a chart's templates while Helm still sorts
+// them, on the processor Helm leaves idle.
+//
+// It changes nothing a rewrite writes or returns: a prepared document is
+// used only by a rewrite of a document of the same name, line and bytes,
+// with write the same, while the run's ConfigMap keys passed as images
+// (envimages.go) are those it was prepared with; any other is processed
+// as if Prepare had not been called. Only what the rewrite records is
+// kept (not the parsed document), for at most maxAheadBytes of
+// documents; preparing stops when a rewrite of the Rewriter starts (the
+// rewrite processes the rest on all its workers) or when Prepare is
+// called again (keeping what was done); otherwise it runs to the end of
+// parts in the background, even if the Rewriter is not used again.
+func (rw *Rewriter) Prepare(parts []Part, write bool) {
+	if len(parts) == 0 || (write && rw.listOnly) {
+		return
+	}
+	la := rw.lookahead()
+	la.stopJob()
+	la.mu.Lock()
+	stop, ended := make(chan struct{}), make(chan struct{})
+	la.stop, la.ended = stop, ended
+	la.mu.Unlock()
+	go func() {
+		defer close(ended)
+		for _, p := range parts {
+			sp := splitterOf([]byte(p.Text), p.Line)
+			for {
+				d, err := sp.next()
+				if err != nil {
+					break
+				}
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if !la.reserve(len(d.data)) {
+					return
+				}
+				refs := rw.envRefs.load()
+				res := rw.processWith(d, p.Name, write, refs)
+				// What record reads, without the parsed document.
+				for i := range res.ms {
+					res.ms[i].field, res.ms[i].edit = nil, nil
+				}
+				la.put(aheadKey{name: p.Name, line: d.line, write: write}, aheadEntry{data: d.data, refs: refs, res: res})
+			}
+		}
+	}()
+}
+
+// maxAheadBytes bounds the documents Prepare holds processed, in all: a
+// chart of 20,000 Pods is 4 MB of documents.
+const maxAheadBytes = 16 << 20
+
+// lookahead holds the documents Prepare processed, until a rewrite takes
+// them.
+type lookahead struct {
+	mu    sync.Mutex
+	done  map[aheadKey]aheadEntry
+	bytes int
+	// stop ends the running job, whose goroutine closes ended; nil
+	// when none runs.
+	stop, ended chan struct{}
+}
+
+type aheadKey struct {
+	name  string
+	line  int
+	write bool
+}
+
+// aheadEntry is a prepared document: its bytes, the ConfigMap keys
+// passed as images it was processed with, and its result.
+type aheadEntry struct {
+	data []byte
+	refs *envRefSet
+	res  result
+}
+
+// lookahead returns the Rewriter's lookahead, made on first use.
+func (rw *Rewriter) lookahead() *lookahead {
+	if la := rw.ahead.Load(); la != nil {
+		return la
+	}
+	rw.ahead.CompareAndSwap(nil, &lookahead{done: map[aheadKey]aheadEntry{}})
+	return rw.ahead.Load()
+}
+
+// stopAhead ends the running Prepare job, if any, and waits for it; what
+// it processed is kept.
+func (rw *Rewriter) stopAhead() {
+	if la := rw.ahead.Load(); la != nil {
+		la.stopJob()
+	}
+}
+
+// stopJob ends the running job and waits for its goroutine.
+func (la *lookahead) stopJob() {
+	la.mu.Lock()
+	stop, ended := la.stop, la.ended
+	la.stop, la.ended = nil, nil
+	la.mu.Unlock()
+	if stop != nil {
+		close(stop)
+		<-ended
+	}
+}
+
+// reserve counts n more bytes of documents, false past maxAheadBytes.
+func (la *lookahead) reserve(n int) bool {
+	la.mu.Lock()
+	defer la.mu.Unlock()
+	if la.bytes+n > maxAheadBytes {
+		return false
+	}
+	la.bytes += n
+	return true
+}
+
+func (la *lookahead) put(k aheadKey, e aheadEntry) {
+	la.mu.Lock()
+	defer la.mu.Unlock()
+	la.done[k] = e
+}
+
+// takeAhead returns the prepared result of document d of name, if it was
+// prepared with the same bytes, write and ConfigMap keys, and forgets it.
+func (rw *Rewriter) takeAhead(d document, name string, write bool, refs *envRefSet) (result, bool) {
+	la := rw.ahead.Load()
+	if la == nil {
+		return result{}, false
+	}
+	k := aheadKey{name: name, line: d.line, write: write}
+	la.mu.Lock()
+	defer la.mu.Unlock()
+	e, ok := la.done[k]
+	if !ok {
+		return result{}, false
+	}
+	delete(la.done, k)
+	la.bytes -= len(e.data)
+	if e.refs != refs || !bytes.Equal(e.data, d.data) {
+		return result{}, false
+	}
+	return e.res, true
+}
