@@ -61,7 +61,7 @@ func TestChartWarningsOnce(t *testing.T) {
 		if err != nil {
 			t.Fatalf("rehost %s: %v\n%s", cmd, err, stderr)
 		}
-		const want = "rehost: warning: warnings: warning: cannot overwrite table with non table for warnings.resources.limits"
+		const want = "rehost: warning: warnings: cannot overwrite table with non table for warnings.resources.limits"
 		if n := strings.Count(string(stderr), want); n != 1 || strings.Count(string(stderr), "cannot overwrite") != 1 {
 			t.Errorf("rehost %s stderr:\n%s\nwant %q once", cmd, stderr, want)
 		}
