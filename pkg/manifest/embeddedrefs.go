@@ -25,41 +25,17 @@ func (w *walker) container(c *yaml.Node) {
 	if c == nil || c.Kind != yaml.MappingNode {
 		return
 	}
-	for _, key := range []string{"command", "args"} {
-		eachValue(c, key, func(l *yaml.Node) {
-			list := resolve(l)
-			if list.Kind != yaml.SequenceNode {
-				return
-			}
-			ctx := false
-			for i, raw := range list.Content {
-				it := resolve(raw)
-				if !isString(it) {
-					ctx = false
-					continue
-				}
-				w.scanArg(raw, ctx, key, index(i))
-				// "--engine-image" "longhornio/longhorn-engine:v1.7.2": the
-				// flag says image for the next argument.
-				name, ok := flagName(it.Value)
-				ctx = ok && hasImageWord(name)
+	eachArg(c, hasImageWord, func(key string, i int, raw *yaml.Node, _ string, afterFlag bool) {
+		w.scanArg(raw, afterFlag, key, index(i))
+	})
+	eachItem(c, "env", func(i int, e *yaml.Node) {
+		e = resolve(e)
+		named := hasImageWord(scalar(get(e, "name")))
+		eachValue(e, "value", func(raw *yaml.Node) {
+			if isString(resolve(raw)) {
+				w.scanNamed(raw, named, named, "env", index(i), "value")
 			}
 		})
-	}
-	eachValue(c, "env", func(l *yaml.Node) {
-		env := resolve(l)
-		if env.Kind != yaml.SequenceNode {
-			return
-		}
-		for i, e := range env.Content {
-			e = resolve(e)
-			named := hasImageWord(scalar(get(e, "name")))
-			eachValue(e, "value", func(raw *yaml.Node) {
-				if isString(resolve(raw)) {
-					w.scanNamed(raw, named, named, "env", index(i), "value")
-				}
-			})
-		}
 	})
 }
 

@@ -214,12 +214,8 @@ func envRefsOf(node *yaml.Node) []envRef {
 		ns := scalar(get(resolve(get(n, "metadata")), "namespace"))
 		eachAt(n, p, func(spec *yaml.Node) {
 			for _, key := range containerListKeys {
-				eachValue(spec, key, func(l *yaml.Node) {
-					if list := resolve(l); list.Kind == yaml.SequenceNode {
-						for _, c := range list.Content {
-							out = append(out, containerEnvRefs(resolve(c), ns)...)
-						}
-					}
+				eachItem(spec, key, func(_ int, c *yaml.Node) {
+					out = append(out, containerEnvRefs(resolve(c), ns)...)
 				})
 			}
 		})
@@ -235,25 +231,9 @@ func containerEnvRefs(c *yaml.Node, ns string) []envRef {
 		return nil
 	}
 	var vars []string
-	for _, key := range []string{"command", "args"} {
-		eachValue(c, key, func(l *yaml.Node) {
-			list := resolve(l)
-			if list.Kind != yaml.SequenceNode {
-				return
-			}
-			ctx := false
-			for _, raw := range list.Content {
-				it := resolve(raw)
-				if !isString(it) {
-					ctx = false
-					continue
-				}
-				vars = append(vars, imageVars(it.Value, ctx)...)
-				name, ok := flagName(it.Value)
-				ctx = ok && flagSaysImage(name)
-			}
-		})
-	}
+	eachArg(c, flagSaysImage, func(_ string, _ int, _ *yaml.Node, value string, afterFlag bool) {
+		vars = append(vars, imageVars(value, afterFlag)...)
+	})
 	if len(vars) == 0 {
 		return nil
 	}
@@ -264,38 +244,26 @@ func containerEnvRefs(c *yaml.Node, ns string) []envRef {
 		set       bool // an env entry defines it (from a ConfigMap or not)
 	}
 	env := map[string]source{}
-	eachValue(c, "env", func(l *yaml.Node) {
-		list := resolve(l)
-		if list.Kind != yaml.SequenceNode {
+	eachItem(c, "env", func(_ int, e *yaml.Node) {
+		e = resolve(e)
+		v := scalar(get(e, "name"))
+		if v == "" {
 			return
 		}
-		for _, e := range list.Content {
-			e = resolve(e)
-			v := scalar(get(e, "name"))
-			if v == "" {
-				continue
-			}
-			ref := resolve(get(resolve(get(resolve(get(e, "valueFrom")), "configMapKeyRef")), "name"))
-			s := source{set: true}
-			if ref != nil {
-				s.name = scalar(ref)
-				s.key = scalar(get(resolve(get(resolve(get(e, "valueFrom")), "configMapKeyRef")), "key"))
-			}
-			env[v] = s
+		cm := resolve(get(resolve(get(e, "valueFrom")), "configMapKeyRef"))
+		s := source{set: true}
+		if name := resolve(get(cm, "name")); name != nil {
+			s.name = scalar(name)
+			s.key = scalar(get(cm, "key"))
 		}
+		env[v] = s
 	})
 	type from struct{ name, prefix string }
 	var froms []from
-	eachValue(c, "envFrom", func(l *yaml.Node) {
-		list := resolve(l)
-		if list.Kind != yaml.SequenceNode {
-			return
-		}
-		for _, e := range list.Content {
-			e = resolve(e)
-			if name := scalar(get(resolve(get(e, "configMapRef")), "name")); name != "" {
-				froms = append(froms, from{name, scalar(get(e, "prefix"))})
-			}
+	eachItem(c, "envFrom", func(_ int, e *yaml.Node) {
+		e = resolve(e)
+		if name := scalar(get(resolve(get(e, "configMapRef")), "name")); name != "" {
+			froms = append(froms, from{name, scalar(get(e, "prefix"))})
 		}
 	})
 	var out []envRef

@@ -52,40 +52,55 @@ func (w *walker) addImage(n *yaml.Node, cr bool, extra ...string) {
 
 // podSpec adds the images of a PodSpec (or of a map holding a container list
 // in a custom resource: cr).
+// eachArg calls fn with every string of a container's command and args
+// (its key, index, node with alias unresolved and value) and whether it
+// follows a flag whose name flagSays says image ("--engine-image"
+// "longhornio/longhorn-engine:v1.7.2": the flag says image for the next
+// argument). A value that is not a string ends the flag's context.
+func eachArg(c *yaml.Node, flagSays func(name string) bool, fn func(key string, i int, raw *yaml.Node, value string, afterFlag bool)) {
+	for _, key := range []string{"command", "args"} {
+		eachValue(c, key, func(l *yaml.Node) {
+			list := resolve(l)
+			if list == nil || list.Kind != yaml.SequenceNode {
+				return
+			}
+			after := false
+			for i, raw := range list.Content {
+				it := resolve(raw)
+				if !isString(it) {
+					after = false
+					continue
+				}
+				fn(key, i, raw, it.Value, after)
+				name, ok := flagName(it.Value)
+				after = ok && flagSays(name)
+			}
+		})
+	}
+}
+
 func (w *walker) podSpec(spec *yaml.Node, cr bool) {
 	if spec.Kind != yaml.MappingNode {
 		return
 	}
 	for _, key := range containerListKeys {
-		eachValue(spec, key, func(l *yaml.Node) {
-			list := resolve(l)
-			if list == nil || list.Kind != yaml.SequenceNode {
-				return
-			}
-			for i, c := range list.Content {
-				eachValue(resolve(c), "image", func(img *yaml.Node) {
-					w.addImage(img, cr, key, index(i), "image")
-				})
-				if w.embedded {
-					w.push(key, index(i))
-					w.container(resolve(c))
-					w.pop(2)
-				}
+		eachItem(spec, key, func(i int, c *yaml.Node) {
+			eachValue(resolve(c), "image", func(img *yaml.Node) {
+				w.addImage(img, cr, key, index(i), "image")
+			})
+			if w.embedded {
+				w.push(key, index(i))
+				w.container(resolve(c))
+				w.pop(2)
 			}
 		})
 	}
-	eachValue(spec, "volumes", func(v *yaml.Node) {
-		vols := resolve(v)
-		if vols == nil || vols.Kind != yaml.SequenceNode {
-			return
-		}
-		for i, v := range vols.Content {
-			eachAt(resolve(v), []string{"image"}, func(img *yaml.Node) {
-				eachValue(img, "reference", func(ref *yaml.Node) {
-					w.add(ref, "volumes", index(i), "image", "reference")
-				})
+	eachItem(spec, "volumes", func(i int, v *yaml.Node) {
+		eachAt(resolve(v), []string{"image"}, func(img *yaml.Node) {
+			eachValue(img, "reference", func(ref *yaml.Node) {
+				w.add(ref, "volumes", index(i), "image", "reference")
 			})
-		}
+		})
 	})
 }
 

@@ -125,6 +125,19 @@ func eachValue(m *yaml.Node, key string, fn func(v *yaml.Node)) {
 	}
 }
 
+// eachItem calls fn with the index and the node (alias unresolved) of
+// every item of every list under key in m, through every value of a
+// duplicated key; values that are not lists are skipped.
+func eachItem(m *yaml.Node, key string, fn func(i int, item *yaml.Node)) {
+	eachValue(m, key, func(l *yaml.Node) {
+		if list := resolve(l); list != nil && list.Kind == yaml.SequenceNode {
+			for i, item := range list.Content {
+				fn(i, item)
+			}
+		}
+	})
+}
+
 // eachAt calls fn with every map at path below m (aliases resolved),
 // through every value of a duplicated key.
 func eachAt(m *yaml.Node, path []string, fn func(m *yaml.Node)) {
