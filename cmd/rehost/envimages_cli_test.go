@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rehost/rehost/pkg/rendered"
 )
 
 const (
@@ -59,5 +61,31 @@ func TestEnvImagesCLI(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "01-configmap.yaml")); err != nil || !strings.Contains(string(b), kpRewritten) {
 		t.Errorf("--in-place: %v\n%s", err, b)
+	}
+}
+
+// TestEnvImagesChartOutputDir: with --output-dir, a chart is written one
+// template at a time; the ConfigMap of one template still gets the image
+// a container of a later template receives through $(VAR), as on
+// standard output.
+func TestEnvImagesChartOutputDir(t *testing.T) {
+	c := fakeChart(t)
+	c.Manifests = []rendered.Manifest{
+		{Name: "app/templates/configmap.yaml", Content: strings.TrimSuffix(kpConfigMap, "\n")},
+		{Name: "app/templates/operator.yaml", Content: strings.TrimSuffix(kpOperator, "\n")},
+	}
+	c.Images = nil
+	fakeHelper(t, fakeChartJSON(t, c), 0)
+	dir := chartDir(t)
+	stdout, stderr, code := rehost(t, "", "rewrite", dir)
+	if code != 0 || !strings.Contains(stdout, kpRewritten) {
+		t.Fatalf("standard output: exit %d, stderr %q:\n%s", code, stderr, stdout)
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	if stdout, stderr, code := rehost(t, "", "rewrite", dir, "--output-dir", out); code != 0 || stdout != "" {
+		t.Fatalf("--output-dir: exit %d, stdout %q: %s", code, stdout, stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "app/templates/configmap.yaml")); err != nil || !strings.Contains(string(b), kpRewritten) {
+		t.Errorf("--output-dir: configmap.yaml not rewritten (%v):\n%s", err, b)
 	}
 }

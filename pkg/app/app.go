@@ -197,10 +197,8 @@ func renderChart(rw *manifest.Rewriter, path string, r Renderer) error {
 	if err := addAnnotated(rw, path, c.Name, c.Images); err != nil {
 		return err
 	}
-	for _, m := range c.Manifests {
-		if err := rw.ScanEnvImages(strings.NewReader(m.Content)); err != nil {
-			return err
-		}
+	if err := c.ScanEnvImages(rw); err != nil {
+		return err
 	}
 	var errs []error
 	for _, m := range c.Manifests {

@@ -272,11 +272,34 @@ func (c *Chart) Rewrite(w io.Writer, rw *manifest.Rewriter) error {
 	return c.RewriteDocuments(w, rw, "")
 }
 
+// ScanEnvImages adds to rw the ConfigMap keys that the chart's documents
+// pass to containers as images through $(VAR)
+// (manifest.Rewriter.ScanEnvImages), for a caller that rewrites or lists
+// the chart in several calls.
+func (c *Chart) ScanEnvImages(rw *manifest.Rewriter) error {
+	for _, m := range c.Manifests {
+		if strings.Contains(m.Content, "$(") {
+			if err := rw.ScanEnvImages(strings.NewReader(m.Content)); err != nil {
+				return fmt.Errorf("%s: %w", m.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
 // RewriteDocuments rewrites the documents rendered from the template file
 // named template, or all of them for "", and writes them to w as `helm
 // template` prints them (w nil: only collect the images). Written for one
 // template, they are the file of that name Templates gives.
 func (c *Chart) RewriteDocuments(w io.Writer, rw *manifest.Rewriter, template string) error {
+	// A ConfigMap of one template may hold an image that a container of
+	// another receives through $(VAR): with one template at a time, the
+	// whole chart is scanned for them first.
+	if template != "" {
+		if err := c.ScanEnvImages(rw); err != nil {
+			return err
+		}
+	}
 	last := c.lastOrdinary()
 	var parts []manifest.Part
 	for i, m := range c.Manifests {
