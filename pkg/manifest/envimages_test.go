@@ -373,3 +373,41 @@ func TestExpansionWriter(t *testing.T) {
 		})
 	}
 }
+
+// TestEnvImagesEveryReader: a stream rewrites alike read from memory, from
+// a seekable reader and from a pipe, whatever lies between an image flag
+// and the $(VAR) that follows it (the pre-scan of a seekable stream reads
+// only the lines around each "$(").
+func TestEnvImagesEveryReader(t *testing.T) {
+	cm := envConfigMap("ns", "cfg", "engine", "bitnami/engine:1.0")
+	env := "        env:\n        - name: ENGINE\n          valueFrom:\n            configMapKeyRef:\n              name: cfg\n              key: engine\n"
+	for _, tt := range []struct{ name, args string }{
+		{"adjacent", "        args:\n        - --engine-image\n        - $(ENGINE)\n"},
+		{"blank line between", "        args:\n        - --engine-image\n\n        - $(ENGINE)\n"},
+		{"blank lines with spaces between", "        args:\n        - --engine-image\n   \n\n        - $(ENGINE)\n"},
+		{"comment between", "        args:\n        - --engine-image\n        # the engine\n        - $(ENGINE)\n"},
+		{"comment and blank between", "        args:\n        - --engine-image\n        # the engine\n\n        - $(ENGINE)\n"},
+		{"flow sequence over lines", "        args: [--engine-image,\n\n          $(ENGINE)]\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			stream := cm + "---\n" + envDeployment("ns", tt.args+env)
+			for _, r := range []struct {
+				name string
+				in   io.Reader
+			}{
+				{"bytes.Buffer", bytes.NewBufferString(stream)},
+				{"seekable", strings.NewReader(stream)},
+				{"pipe", onlyReader{strings.NewReader(stream)}},
+			} {
+				rw := mustNew(t, rewrite.Config{Registry: "sea.hub:5000"})
+				var b bytes.Buffer
+				if err := rw.Rewrite(&b, r.in, "x"); err != nil {
+					t.Fatalf("%s: %v", r.name, err)
+				}
+				if !strings.Contains(b.String(), "engine: sea.hub:5000/bitnami/engine:1.0") {
+					t.Errorf("%s: the ConfigMap value is not rewritten:\n%s", r.name, b.String())
+				}
+			}
+		})
+	}
+}

@@ -164,21 +164,26 @@ func prescanAt(ra io.ReaderAt, at []int64, size int64) ([]envRef, error) {
 }
 
 // linesMayPassImage reports whether the "$(" at i of w may pass an image:
-// its line or the line before it holds an image word or
-// "prometheus-config-reloader". A line that runs past w counts (first,
-// last: w starts or ends the stream).
+// its line or the line before it (blank and comment lines skipped, as
+// YAML skips them between an image flag and its value) holds an image
+// word or "prometheus-config-reloader". A line that runs past w counts
+// (first, last: w starts or ends the stream).
 func linesMayPassImage(w []byte, i int, first, last bool) bool {
-	ls := bytes.LastIndexByte(w[:i], '\n')
+	ls := bytes.LastIndexByte(w[:i], '\n') // the end of the line before
 	if ls < 0 && !first {
 		return true
 	}
-	ps := 0 // where the line before starts
-	if ls >= 0 {
-		if pl := bytes.LastIndexByte(w[:ls], '\n'); pl >= 0 {
-			ps = pl + 1
-		} else if !first {
+	ps := ls + 1 // where the line before starts
+	for ls >= 0 {
+		pl := bytes.LastIndexByte(w[:ls], '\n')
+		if pl < 0 && !first {
 			return true
 		}
+		ps = pl + 1
+		if !blankOrComment(w[ps:ls]) {
+			break
+		}
+		ls = pl
 	}
 	le := bytes.IndexByte(w[i:], '\n')
 	if le < 0 {
@@ -189,6 +194,12 @@ func linesMayPassImage(w []byte, i int, first, last bool) bool {
 	}
 	text := w[ps : i+le]
 	return hasImageWordBytes(text) || bytes.Contains(text, []byte("prometheus-config-reloader"))
+}
+
+// blankOrComment reports whether line holds only white space or a comment.
+func blankOrComment(line []byte) bool {
+	line = bytes.TrimLeft(line, " \t\r")
+	return len(line) == 0 || line[0] == '#'
 }
 
 // docStartBefore returns the start of the document holding offset p: its
