@@ -61,12 +61,14 @@ func (c *Client) run(args []string, stdin io.Reader, tmp string, draft func(*ren
 			env = append(env, "TMP="+tmp, "TEMP="+tmp)
 		}
 	}
+	// Asked for or not (a draft the user's environment asks for would
+	// come before an output that does not expect it).
 	if draft != nil {
 		env = append(env, rendered.DraftEnv+"=1")
+	} else {
+		env = append(env, rendered.DraftEnv+"=")
 	}
-	if env != nil {
-		cmd.Env = append(os.Environ(), env...)
-	}
+	cmd.Env = append(os.Environ(), env...)
 	var stdout bytes.Buffer
 	stderr := &headTail{max: maxStderr}
 	cmd.Stdout, cmd.Stderr = &stdout, stderr

@@ -96,11 +96,15 @@ echo '`+chart+`'
 		t.Errorf("chart %+v", ch)
 	}
 
-	// Not asked: no draft.
+	// Not asked: no draft, even when the user's environment asks for one.
 	c = script(t, `[ -z "$`+rendered.DraftEnv+`" ] || exit 3
 echo '`+chart+`'`)
 	if ch, err := c.Render(nil, nil, nil); err != nil || ch.Name != "app" {
 		t.Errorf("without a draft: %+v, %v", ch, err)
+	}
+	t.Setenv(rendered.DraftEnv, "1")
+	if ch, err := c.Render(nil, nil, nil); err != nil || ch.Name != "app" {
+		t.Errorf("without a draft, %s=1 in the environment: %+v, %v", rendered.DraftEnv, ch, err)
 	}
 
 	// A helper of the release before drafts ignores the variable and
