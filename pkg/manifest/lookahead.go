@@ -3,6 +3,7 @@ package manifest
 import (
 	"bytes"
 	"sync"
+	"sync/atomic"
 )
 
 // Prepare processes the documents of parts in the background, as a later
@@ -28,13 +29,19 @@ func (rw *Rewriter) Prepare(parts []Part, write bool) {
 		return
 	}
 	la := rw.lookahead()
+	// One job at a time: jobMu keeps a concurrent Prepare from starting
+	// one between the end of the last and the start of this.
+	la.jobMu.Lock()
+	defer la.jobMu.Unlock()
 	la.stopJob()
 	la.mu.Lock()
 	stop, ended := make(chan struct{}), make(chan struct{})
 	la.stop, la.ended = stop, ended
 	la.mu.Unlock()
+	la.running.Add(1)
 	go func() {
-		defer close(ended)
+		defer close(ended) // last: the job has ended for whoever waits
+		defer la.running.Add(-1)
 		for _, p := range parts {
 			sp := splitterOf([]byte(p.Text), p.Line)
 			for {
@@ -69,9 +76,15 @@ const maxAheadBytes = 16 << 20
 // lookahead holds the documents Prepare processed, until a rewrite takes
 // them.
 type lookahead struct {
+	// jobMu is held while a Prepare ends the running job and starts its
+	// own.
+	jobMu sync.Mutex
 	mu    sync.Mutex
 	done  map[aheadKey]aheadEntry
 	bytes int
+	// running counts the jobs whose goroutine has not ended (at most
+	// one, once a Prepare returns).
+	running atomic.Int32
 	// stop ends the running job, whose goroutine closes ended; nil
 	// when none runs.
 	stop, ended chan struct{}
@@ -104,6 +117,8 @@ func (rw *Rewriter) lookahead() *lookahead {
 // it processed is kept.
 func (rw *Rewriter) stopAhead() {
 	if la := rw.ahead.Load(); la != nil {
+		la.jobMu.Lock()
+		defer la.jobMu.Unlock()
 		la.stopJob()
 	}
 }
@@ -131,9 +146,14 @@ func (la *lookahead) reserve(n int) bool {
 	return true
 }
 
+// put keeps e, in place of what was prepared under k before, if anything
+// (two parts of the same name and line).
 func (la *lookahead) put(k aheadKey, e aheadEntry) {
 	la.mu.Lock()
 	defer la.mu.Unlock()
+	if old, ok := la.done[k]; ok {
+		la.bytes -= len(old.data)
+	}
 	la.done[k] = e
 }
 

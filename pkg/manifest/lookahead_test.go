@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/rehost/rehost/pkg/rewrite"
@@ -170,5 +171,41 @@ func TestPrepareStops(t *testing.T) {
 	defer la.mu.Unlock()
 	if la.stop != nil || la.bytes != 0 || len(la.done) != 0 {
 		t.Errorf("after the rewrite: job %v, %d bytes, %d documents held", la.stop != nil, la.bytes, len(la.done))
+	}
+}
+
+// TestPrepareConcurrent: Prepare calls at once leave one job running, which
+// a rewrite's stop ends (none is left running unseen); the bytes counted
+// for a document prepared twice are counted once.
+func TestPrepareConcurrent(t *testing.T) {
+	var parts []Part
+	for i := 0; i < 200; i++ {
+		parts = append(parts, Part{Name: fmt.Sprintf("t%d.yaml", i), Line: 1, Head: "---\n",
+			Text: fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata:\n  name: p%d\nspec:\n  containers:\n  - name: c\n    image: nginx:%d\n", i, i)})
+	}
+	for round := 0; round < 50; round++ {
+		rw := mustNew(t, rewrite.Config{Registry: "sea.hub:5000"})
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for range 3 {
+			wg.Add(1)
+			go func() { defer wg.Done(); <-start; rw.Prepare(parts, true) }()
+		}
+		close(start)
+		wg.Wait()
+		rw.stopAhead()
+		la := rw.ahead.Load()
+		if n := la.running.Load(); n != 0 {
+			t.Fatalf("round %d: %d Prepare jobs still running after the stop", round, n)
+		}
+		la.mu.Lock()
+		size := 0
+		for _, e := range la.done {
+			size += len(e.data)
+		}
+		if size != la.bytes {
+			t.Errorf("round %d: %d bytes counted for %d held", round, la.bytes, size)
+		}
+		la.mu.Unlock()
 	}
 }
