@@ -160,6 +160,26 @@ func (s *envRefSet) with(refs []envRef) *envRefSet {
 	return out
 }
 
+// same reports whether s and o hold the same references.
+func (s *envRefSet) same(o *envRefSet) bool {
+	return s == o || (s.within(o) && o.within(s))
+}
+
+// within reports whether every reference of s is in o.
+func (s *envRefSet) within(o *envRefSet) bool {
+	if s == nil {
+		return true
+	}
+	for k, nss := range s.byName {
+		for _, ns := range nss {
+			if o == nil || !o.holds(envRef{namespace: ns, name: k[0], key: k[1]}) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 func (s *envRefSet) holds(r envRef) bool {
 	for _, n := range s.byName[[2]string{r.name, r.key}] {
 		if n == r.namespace {

@@ -2,6 +2,7 @@ package manifest
 
 import (
 	"bytes"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -17,7 +18,8 @@ import (
 // It changes nothing a rewrite writes or returns: a prepared document is
 // used only by a rewrite of a document of the same name, line and bytes,
 // with write the same, while the run's ConfigMap keys passed as images
-// (envimages.go) are those it was prepared with; any other is processed
+// (envimages.go) are those it was prepared with (the run's and those of
+// parts, as the rewrite of parts scans them first); any other is processed
 // as if Prepare had not been called. Only what the rewrite records is
 // kept (not the parsed document), for at most maxAheadBytes of
 // documents; preparing stops when a rewrite of the Rewriter starts (the
@@ -42,6 +44,16 @@ func (rw *Rewriter) Prepare(parts []Part, write bool) {
 	go func() {
 		defer close(ended) // last: the job has ended for whoever waits
 		defer la.running.Add(-1)
+		// The ConfigMap keys the parts pass as images, which the rewrite
+		// of them will scan for first (RewriteParts): prepared with them,
+		// the ConfigMaps are what the rewrite would make of them.
+		var found []envRef
+		for _, p := range parts {
+			if strings.Contains(p.Text, "$(") {
+				found = append(found, prescanEnvRefs([]byte(p.Text))...)
+			}
+		}
+		refs := rw.envRefs.load().with(found)
 		for _, p := range parts {
 			sp := splitterOf([]byte(p.Text), p.Line)
 			for {
@@ -57,7 +69,6 @@ func (rw *Rewriter) Prepare(parts []Part, write bool) {
 				if !la.reserve(len(d.data)) {
 					return
 				}
-				refs := rw.envRefs.load()
 				res := rw.processWith(d, p.Name, write, refs)
 				// What record reads, without the parsed document.
 				for i := range res.ms {
@@ -173,7 +184,7 @@ func (rw *Rewriter) takeAhead(d document, name string, write bool, refs *envRefS
 	}
 	delete(la.done, k)
 	la.bytes -= len(e.data)
-	if e.refs != refs || !bytes.Equal(e.data, d.data) {
+	if !e.refs.same(refs) || !bytes.Equal(e.data, d.data) {
 		return result{}, false
 	}
 	return e.res, true

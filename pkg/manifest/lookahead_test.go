@@ -209,3 +209,36 @@ func TestPrepareConcurrent(t *testing.T) {
 		la.mu.Unlock()
 	}
 }
+
+// TestPrepareIsUsedWithEnvImages: the documents of parts that pass a
+// ConfigMap key as an image through $(VAR) are prepared with it, and
+// used: the ConfigMap as the rewrite makes it, every other document too.
+func TestPrepareIsUsedWithEnvImages(t *testing.T) {
+	parts := append([]Part(nil), partsCases()[2].parts[:20]...)
+	parts = append(parts,
+		Part{Name: "cm.yaml", Line: 1, Head: "---\n", Text: envConfigMap("monitoring", "kp-operator", "prometheus-config-reloader", "bitnami/x:1")},
+		Part{Name: "dep.yaml", Line: 1, Head: "---\n", Text: envDeployment("monitoring", reloaderArgs+reloaderEnv)})
+	want := runParts(t, parts, true, true, 1<<30)
+	if !strings.Contains(want.out, "sea.hub:5000/bitnami/x:1") {
+		t.Fatalf("the ConfigMap is not rewritten without Prepare:\n%s", want.out)
+	}
+	rw := mustNew(t, rewrite.Config{Registry: "sea.hub:5000"})
+	rw.Prepare(parts, true)
+	waitAhead(rw)
+	var b strings.Builder
+	if err := rw.RewriteParts(&b, parts); err != nil || b.String() != want.out {
+		t.Fatalf("%v\n%s\nwant:\n%s", err, b.String(), want.out)
+	}
+	// Used: each document is written from what was prepared.
+	rw = mustNew(t, rewrite.Config{Registry: "sea.hub:5000"})
+	rw.Prepare(parts, true)
+	waitAhead(rw)
+	prepared := poison(rw, "PREPARED\n")
+	b.Reset()
+	if err := rw.RewriteParts(&b, parts); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(b.String(), "PREPARED\n"); prepared != len(parts) || n != len(parts) {
+		t.Errorf("%d documents prepared, %d used, want %d", prepared, n, len(parts))
+	}
+}
