@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/rehost/rehost/internal/bytesize"
 	"github.com/rehost/rehost/pkg/helm"
@@ -22,10 +23,9 @@ import (
 // file as JSON (rendered.ChartFile).
 func pullCmd(stdout io.Writer) *cobra.Command {
 	var (
-		o          helm.PullOptions
-		dest       string
-		userConfig bool
-		mirrors    []string
+		o    helm.PullOptions
+		dest string
+		ff   fetchFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "pull [flags] --dest DIR REF",
@@ -35,17 +35,11 @@ func pullCmd(stdout io.Writer) *cobra.Command {
 			if dest == "" {
 				return fmt.Errorf("--dest is required")
 			}
-			if userConfig {
-				o.Settings = cli.New()
-			}
-			if o.StallTimeout <= 0 {
-				return fmt.Errorf("--stall-timeout %s: want a positive duration, like 2m", o.StallTimeout)
-			}
-			sm, err := sourceMirrors(mirrors)
-			if err != nil {
+			if err := ff.check(); err != nil {
 				return err
 			}
-			o.SourceMirrors = sm
+			o.PlainHTTP, o.Settings, o.SourceMirrors = ff.plainHTTP, ff.settings, ff.mirrors
+			o.MaxChartSize, o.MaxIndexSize, o.StallTimeout = ff.maxChartSize, ff.maxIndexSize, ff.stallTimeout
 			ctx, stop := interruptible()
 			defer stop()
 			p, err := helm.PullContext(ctx, args[0], dest, o)
@@ -62,13 +56,9 @@ func pullCmd(stdout io.Writer) *cobra.Command {
 	fs.StringVar(&dest, "dest", "", "directory to write the chart into")
 	fs.StringVar(&o.Version, "version", "", "chart version or SemVer constraint (default: the latest)")
 	fs.StringVar(&o.RepoURL, "repo", "", "chart repository URL; REF is then the chart's name")
-	fs.BoolVar(&o.PlainHTTP, "plain-http", false, "reach OCI registries over plain HTTP")
-	fs.BoolVar(&userConfig, "helm-user-config", false, "use the user's Helm configuration and cache instead of private empty ones")
-	fs.StringArrayVar(&mirrors, "source-mirror", nil, "read oci:// references and repository URLs under PREFIX=MIRROR from MIRROR (repeatable)")
-	o.MaxChartSize, o.MaxIndexSize, o.StallTimeout = helm.DefaultMaxChartSize, helm.DefaultMaxIndexSize, helm.DefaultStallTimeout
-	fs.Var(bytesize.Value{N: &o.MaxChartSize}, "max-chart-size", "refuse a chart whose downloads (the packaged chart and its provenance file, or an OCI chart's manifest and blobs) are larger than this, together")
-	fs.Var(bytesize.Value{N: &o.MaxIndexSize}, "max-index-size", "refuse a chart repository index (index.yaml) larger than this")
-	fs.DurationVar(&o.StallTimeout, "stall-timeout", helm.DefaultStallTimeout, "give up on a download that moves less than 1 KiB/s over this long (waiting for an answer included)")
+	ff.register(cmd, "use the user's Helm configuration and cache instead of private empty ones",
+		"read oci:// references and repository URLs under PREFIX=MIRROR from MIRROR (repeatable)",
+		"refuse a chart whose downloads (the packaged chart and its provenance file, or an OCI chart's manifest and blobs) are larger than this, together")
 	return cmd
 }
 
@@ -77,10 +67,9 @@ func pullCmd(stdout io.Writer) *cobra.Command {
 // as JSON (rendered.Dependencies).
 func dependenciesCmd(stdout io.Writer) *cobra.Command {
 	var (
-		o          helm.DependencyOptions
-		dest       string
-		userConfig bool
-		mirrors    []string
+		o    helm.DependencyOptions
+		dest string
+		ff   fetchFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "dependencies [flags] --dest DIR CHART",
@@ -90,17 +79,11 @@ func dependenciesCmd(stdout io.Writer) *cobra.Command {
 			if dest == "" {
 				return fmt.Errorf("--dest is required")
 			}
-			if userConfig {
-				o.Settings = cli.New()
-			}
-			if o.StallTimeout <= 0 {
-				return fmt.Errorf("--stall-timeout %s: want a positive duration, like 2m", o.StallTimeout)
-			}
-			sm, err := sourceMirrors(mirrors)
-			if err != nil {
+			if err := ff.check(); err != nil {
 				return err
 			}
-			o.SourceMirrors = sm
+			o.PlainHTTP, o.Settings, o.SourceMirrors = ff.plainHTTP, ff.settings, ff.mirrors
+			o.MaxChartSize, o.MaxIndexSize, o.StallTimeout = ff.maxChartSize, ff.maxIndexSize, ff.stallTimeout
 			if err := os.MkdirAll(dest, 0o700); err != nil {
 				return err
 			}
@@ -121,14 +104,54 @@ func dependenciesCmd(stdout io.Writer) *cobra.Command {
 	}
 	fs := cmd.Flags()
 	fs.StringVar(&dest, "dest", "", "directory to write the chart's copy into")
-	fs.BoolVar(&o.PlainHTTP, "plain-http", false, "reach OCI registries over plain HTTP")
-	fs.BoolVar(&userConfig, "helm-user-config", false, "use the user's Helm configuration (repositories file, registry logins) instead of private empty ones")
-	fs.StringArrayVar(&mirrors, "source-mirror", nil, "read the repositories under PREFIX=MIRROR from MIRROR (repeatable)")
-	o.MaxChartSize, o.MaxIndexSize, o.StallTimeout = helm.DefaultMaxChartSize, helm.DefaultMaxIndexSize, helm.DefaultStallTimeout
-	fs.Var(bytesize.Value{N: &o.MaxChartSize}, "max-chart-size", "refuse a dependency whose downloads are larger than this, together")
-	fs.Var(bytesize.Value{N: &o.MaxIndexSize}, "max-index-size", "refuse a chart repository index (index.yaml) larger than this")
-	fs.DurationVar(&o.StallTimeout, "stall-timeout", helm.DefaultStallTimeout, "give up on a download that moves less than 1 KiB/s over this long (waiting for an answer included)")
+	ff.register(cmd, "use the user's Helm configuration (repositories file, registry logins) instead of private empty ones",
+		"read the repositories under PREFIX=MIRROR from MIRROR (repeatable)",
+		"refuse a dependency whose downloads are larger than this, together")
 	return cmd
+}
+
+// fetchFlags are the flags of the commands that download charts (pull,
+// dependencies): the Helm environment, source mirrors and download
+// limits.
+type fetchFlags struct {
+	plainHTTP, userConfig bool
+	mirrorValues          []string
+	maxChartSize          int64
+	maxIndexSize          int64
+	stallTimeout          time.Duration
+
+	// Set by check.
+	settings *cli.EnvSettings
+	mirrors  *rewrite.SourceMirrors
+}
+
+// register adds the flags to cmd, with the help of those whose meaning
+// differs between the commands.
+func (f *fetchFlags) register(cmd *cobra.Command, userConfigHelp, mirrorHelp, chartSizeHelp string) {
+	fs := cmd.Flags()
+	fs.BoolVar(&f.plainHTTP, "plain-http", false, "reach OCI registries over plain HTTP")
+	fs.BoolVar(&f.userConfig, "helm-user-config", false, userConfigHelp)
+	fs.StringArrayVar(&f.mirrorValues, "source-mirror", nil, mirrorHelp)
+	f.maxChartSize, f.maxIndexSize = helm.DefaultMaxChartSize, helm.DefaultMaxIndexSize
+	fs.Var(bytesize.Value{N: &f.maxChartSize}, "max-chart-size", chartSizeHelp)
+	fs.Var(bytesize.Value{N: &f.maxIndexSize}, "max-index-size", "refuse a chart repository index (index.yaml) larger than this")
+	fs.DurationVar(&f.stallTimeout, "stall-timeout", helm.DefaultStallTimeout, "give up on a download that moves less than 1 KiB/s over this long (waiting for an answer included)")
+}
+
+// check validates the flags and sets settings and mirrors.
+func (f *fetchFlags) check() error {
+	if f.stallTimeout <= 0 {
+		return fmt.Errorf("--stall-timeout %s: want a positive duration, like 2m", f.stallTimeout)
+	}
+	if f.userConfig {
+		f.settings = cli.New()
+	}
+	sm, err := sourceMirrors(f.mirrorValues)
+	if err != nil {
+		return err
+	}
+	f.mirrors = sm
+	return nil
 }
 
 // sourceMirrors reads the --source-mirror values.

@@ -166,17 +166,8 @@ func FetchDependencies(ctx context.Context, path, dir string, o DependencyOption
 	if len(missing) == 0 {
 		return path, nil, nil
 	}
-	if o.MaxChartSize == 0 {
-		o.MaxChartSize = DefaultMaxChartSize
-	}
-	if o.MaxIndexSize == 0 {
-		o.MaxIndexSize = DefaultMaxIndexSize
-	}
-	if o.StallTimeout == 0 {
-		o.StallTimeout = DefaultStallTimeout
-	}
-	if o.MaxChartSize < 0 || o.MaxIndexSize < 0 {
-		return "", nil, fmt.Errorf("negative size limit")
+	if err := fetchLimits(&o.MaxChartSize, &o.MaxIndexSize, &o.StallTimeout); err != nil {
+		return "", nil, err
 	}
 	var secrets redact.Secrets
 	f := &depFetcher{ctx: ctx, chart: path, o: o, secrets: &secrets}

@@ -136,22 +136,31 @@ func PullContext(ctx context.Context, ref, dest string, o PullOptions) (*Pulled,
 	return p, nil
 }
 
+// fetchLimits sets the download limits of a pull or a dependency fetch
+// left at zero to their defaults, and refuses negative sizes.
+func fetchLimits(chart, index *int64, stall *time.Duration) error {
+	if *chart == 0 {
+		*chart = DefaultMaxChartSize
+	}
+	if *index == 0 {
+		*index = DefaultMaxIndexSize
+	}
+	if *stall == 0 {
+		*stall = DefaultStallTimeout
+	}
+	if *chart < 0 || *index < 0 {
+		return fmt.Errorf("negative size limit")
+	}
+	return nil
+}
+
 func pull(ctx context.Context, ref, dest string, o PullOptions, secrets *redact.Secrets) (*Pulled, error) {
 	ref = strings.TrimSpace(ref)
 	if ref == "" {
 		return nil, fmt.Errorf("empty chart reference")
 	}
-	if o.MaxChartSize == 0 {
-		o.MaxChartSize = DefaultMaxChartSize
-	}
-	if o.MaxIndexSize == 0 {
-		o.MaxIndexSize = DefaultMaxIndexSize
-	}
-	if o.StallTimeout == 0 {
-		o.StallTimeout = DefaultStallTimeout
-	}
-	if o.MaxChartSize < 0 || o.MaxIndexSize < 0 {
-		return nil, fmt.Errorf("negative size limit")
+	if err := fetchLimits(&o.MaxChartSize, &o.MaxIndexSize, &o.StallTimeout); err != nil {
+		return nil, err
 	}
 	// Credentials in a URL are sent with Helm's getter options, to their
 	// origin only, and kept out of every URL Helm handles (and prints).
