@@ -259,22 +259,14 @@ func (c *chartSource) fetch(ref string) (*rendered.ChartFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"pull", "--dest=" + dest, fmt.Sprintf("--max-chart-size=%d", c.maxChartSize), fmt.Sprintf("--max-index-size=%d", c.maxIndexSize), "--stall-timeout=" + c.stallTimeout().String()}
+	var own []string
 	if c.version != "" {
-		args = append(args, "--version="+c.version)
+		own = append(own, "--version="+c.version)
 	}
 	if c.repo != "" {
-		args = append(args, "--repo="+c.repo)
+		own = append(own, "--repo="+c.repo)
 	}
-	if c.plainHTTP {
-		args = append(args, "--plain-http")
-	}
-	if c.userConfig {
-		args = append(args, "--helm-user-config")
-	}
-	for _, m := range c.sourceMirrors {
-		args = append(args, "--source-mirror="+m)
-	}
+	args := c.fetchArgs("pull", dest, own...)
 	// Credentials in the references are the helper's to send, to their
 	// origin only; no message or output of rehost shows them.
 	for _, u := range []string{c.repo, ref} {
@@ -350,4 +342,23 @@ func (hf *helmFlags) valuesStdin(s streams) io.Reader {
 		}
 	}
 	return nil
+}
+
+// fetchArgs are the arguments of the helper's command that downloads
+// charts into dest (pull, dependencies): the limits, the command's own
+// arguments (extra), plain HTTP, the user's Helm configuration and the
+// source mirrors.
+func (c *chartSource) fetchArgs(command, dest string, extra ...string) []string {
+	args := []string{command, "--dest=" + dest, fmt.Sprintf("--max-chart-size=%d", c.maxChartSize), fmt.Sprintf("--max-index-size=%d", c.maxIndexSize), "--stall-timeout=" + c.stallTimeout().String()}
+	args = append(args, extra...)
+	if c.plainHTTP {
+		args = append(args, "--plain-http")
+	}
+	if c.userConfig {
+		args = append(args, "--helm-user-config")
+	}
+	for _, m := range c.sourceMirrors {
+		args = append(args, "--source-mirror="+m)
+	}
+	return args
 }

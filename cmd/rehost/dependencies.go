@@ -44,16 +44,7 @@ func (c *chartSource) withDependencies(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	args := []string{"dependencies", "--dest=" + dest, fmt.Sprintf("--max-chart-size=%d", c.maxChartSize), fmt.Sprintf("--max-index-size=%d", c.maxIndexSize), "--stall-timeout=" + c.stallTimeout().String()}
-	if c.plainHTTP {
-		args = append(args, "--plain-http")
-	}
-	if c.userConfig {
-		args = append(args, "--helm-user-config")
-	}
-	for _, m := range c.sourceMirrors {
-		args = append(args, "--source-mirror="+m)
-	}
+	args := c.fetchArgs("dependencies", dest)
 	hc, err := c.helmClient()
 	if err != nil {
 		return "", err
