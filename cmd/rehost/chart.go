@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"runtime"
 
 	"github.com/rehost/rehost/pkg/manifest"
 	"github.com/rehost/rehost/pkg/rendered"
@@ -118,19 +117,16 @@ func (f *helmFlags) perTemplate() bool {
 func chartStreams(in manifest.Input, hf *helmFlags, rw *manifest.Rewriter, s streams) ([]stream, error) {
 	hf.src.found = append(hf.src.found, chartInput{path: in.Path, source: hf.src.show(in.Path)})
 	// The documents of the templates are processed while Helm sorts them
-	// (it parses each one, on one processor): what the rewrite of the
-	// chart finds done costs it nothing. Meanwhile rehost runs on one
-	// processor, the one Helm leaves idle: with more, the garbage
-	// collector would take every other one that rehost leaves idle, and
-	// slow Helm down.
-	procs := 0
+	// (it parses each one, on one processor, which it leaves the other):
+	// what the rewrite of the chart finds done costs it nothing.
 	c, err := renderChart(in.Path, hf, s, func(d *rendered.Draft) {
-		procs = runtime.GOMAXPROCS(1)
+		size := 0
+		for _, m := range d.Manifests {
+			size += len(m.Content)
+		}
+		fitGCToChart(size)
 		d.Prepare(rw, hf.writes)
 	})
-	if procs > 0 { // after the draft was read (Render waits for its reader)
-		runtime.GOMAXPROCS(procs)
-	}
 	if err != nil {
 		return nil, err
 	}

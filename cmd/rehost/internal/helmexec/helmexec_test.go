@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -234,5 +235,59 @@ func TestTempDir(t *testing.T) {
 	out, err := c.Run(nil, nil, tmp)
 	if err != nil || string(out) != tmp {
 		t.Errorf("%q, %v", out, err)
+	}
+}
+
+// TestRenderOneProcessor: from the draft until the helper exits, this
+// process runs on one processor, and on as many as before after it; the
+// chart written after the draft arrives whole, however large (here 3 MB,
+// more than the pipe holds).
+func TestRenderOneProcessor(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
+	const draft = `{"format":2,"draft":[{"name":"app/templates/a.yaml","content":"kind: Pod","line":3}]}`
+	sync := filepath.Join(t.TempDir(), "read")
+	big := strings.Repeat("x", 3<<20)
+	c := script(t, `echo '`+draft+`'
+i=0; while [ ! -e `+sync+` ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
+printf '{"format":2,"name":"app","manifests":[{"name":"app/templates/a.yaml","content":"%s"}]}\n' "$(head -c 3145728 /dev/zero | tr '\0' x)"
+`)
+	during := 0
+	ch, err := c.Render(nil, nil, func(*rendered.Draft) {
+		during = runtime.GOMAXPROCS(0)
+		os.WriteFile(sync, nil, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if during != 1 {
+		t.Errorf("GOMAXPROCS %d while the helper ran after its draft, want 1", during)
+	}
+	if after := runtime.GOMAXPROCS(0); after != 3 {
+		t.Errorf("GOMAXPROCS %d after the helper, want 3 as before", after)
+	}
+	if len(ch.Manifests) != 1 || ch.Manifests[0].Content != big {
+		t.Errorf("the chart after the draft: %d manifests", len(ch.Manifests))
+	}
+}
+
+// TestOneProcessor: started and ended in either order, the number of
+// processors is what it was before once both happened.
+func TestOneProcessor(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
+	var p oneProcessor
+	p.start()
+	if n := runtime.GOMAXPROCS(0); n != 1 {
+		t.Errorf("started: %d processors, want 1", n)
+	}
+	p.start() // once only: what it restores is still 3
+	p.end()
+	if n := runtime.GOMAXPROCS(0); n != 3 {
+		t.Errorf("ended: %d processors, want 3", n)
+	}
+	var late oneProcessor
+	late.end()
+	late.start() // the helper ended before its draft was read
+	if n := runtime.GOMAXPROCS(0); n != 3 {
+		t.Errorf("started after the end: %d processors, want 3", n)
 	}
 }
