@@ -23,14 +23,21 @@ import (
 // content, verbatim: the n-th of the same content at the n-th place. A
 // document that is not found there (one that calls a random function,
 // such as genCA or randAlphaNum) keeps Line 0, and its lines count from
-// its first line. The CRDs of crds/ are their files, from line 1.
-func locate(ms []rendered.Manifest, ch *chart.Chart, vals map[string]interface{}, install *action.Install, cfg *action.Configuration) {
+// its first line. The CRDs of crds/ are their files, from line 1. The
+// outputs of the templates of a draft (drafted, when not nil) are those of
+// that second rendering, rendered before the install: they are used
+// instead.
+func locate(ms []rendered.Manifest, ch *chart.Chart, vals map[string]interface{}, install *action.Install, cfg *action.Configuration, drafted map[string]string) {
 	if len(ms) == 0 {
 		return
 	}
 	crds := map[string]bool{}
 	for _, c := range ch.CRDObjects() {
 		crds[c.Filename] = true
+	}
+	if drafted != nil {
+		setLines(ms, drafted, crds)
+		return
 	}
 	caps := cfg.Capabilities
 	if caps == nil {
@@ -78,9 +85,10 @@ func setLines(ms []rendered.Manifest, files map[string]string, crds map[string]b
 // draft renders the templates of a copy of ch as install will render ch
 // (Helm's dependency processing, then the template engine with the
 // install's release and capabilities), and returns their documents, each
-// with its line, as split cuts them: nil when they do not render. Helm's
-// log of this rendering is dropped (install's will say the same).
-func draft(ch *chart.Chart, vals map[string]interface{}, install *action.Install) *rendered.Draft {
+// with its line, as split cuts them, and the outputs of the templates
+// (for locate): nil when they do not render. Helm's log of this rendering
+// is dropped (install's will say the same).
+func draft(ch *chart.Chart, vals map[string]interface{}, install *action.Install) (*rendered.Draft, map[string]string) {
 	var files map[string]string
 	captureLog(func() error {
 		c := cloneChart(ch)
@@ -107,7 +115,7 @@ func draft(ch *chart.Chart, vals map[string]interface{}, install *action.Install
 		return nil
 	})
 	if files == nil {
-		return nil
+		return nil, nil
 	}
 	names := make([]string, 0, len(files))
 	for name := range files {
@@ -123,7 +131,7 @@ func draft(ch *chart.Chart, vals map[string]interface{}, install *action.Install
 			d.Manifests = append(d.Manifests, rendered.Manifest{Name: name, Content: doc.content, Line: doc.line})
 		}
 	}
-	return d
+	return d, files
 }
 
 // split cuts a template's output into documents as Helm does

@@ -235,8 +235,10 @@ func render(ch *chart.Chart, vals map[string]interface{}, opts Options, where st
 		vals = map[string]interface{}{}
 	}
 
+	var drafted map[string]string // the outputs of the templates, when drafted
 	if opts.Draft != nil {
-		if d := draft(ch, vals, install); d != nil {
+		var d *rendered.Draft
+		if d, drafted = draft(ch, vals, install); d != nil {
 			opts.Draft(d)
 		}
 	}
@@ -265,7 +267,7 @@ func render(ch *chart.Chart, vals map[string]interface{}, opts Options, where st
 			return err
 		}
 		if !opts.skipLocate {
-			locate(out.Manifests, ch, vals, install, cfg)
+			locate(out.Manifests, ch, vals, install, cfg, drafted)
 		}
 		return nil
 	})
