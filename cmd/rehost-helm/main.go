@@ -5,7 +5,8 @@
 // annotations declare (the JSON form of rendered.Chart). With
 // REHOST_HELM_DRAFT=1 in its environment it writes before it the
 // documents of the chart's templates as soon as they are rendered
-// (rendered.Draft), for rehost to work on them while Helm sorts them.
+// (rendered.Draft), for rehost to work on them while Helm sorts them,
+// and the chart after it without the contents the draft holds.
 //
 // It is rehost's helper, not a user command: rehost runs it to render the
 // charts it is given, so that rehost itself does not link Helm and starts
@@ -66,13 +67,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.SkipCRDs = !includeCRDs
 			tuneGC()
+			var draft *rendered.Draft
 			if os.Getenv(rendered.DraftEnv) == "1" {
 				// rehost works on the draft while Helm sorts.
-				opts.Draft = func(d *rendered.Draft) { json.NewEncoder(stdout).Encode(d) }
+				opts.Draft = func(d *rendered.Draft) {
+					draft = d
+					json.NewEncoder(stdout).Encode(d)
+				}
 			}
 			c, err := helm.Render(args[0], opts)
 			if err != nil {
 				return err
+			}
+			if draft != nil {
+				c.LeaveOutDrafted(draft) // rehost has them
 			}
 			return json.NewEncoder(stdout).Encode(c)
 		},

@@ -28,8 +28,10 @@ import (
 // Format is the version of the JSON form of a [Chart] and of a [Draft]. It
 // changes whenever that form changes incompatibly, so that rehost refuses
 // the output of a rehost-helm from another release. Format 2 added the
-// Draft that rehost-helm writes before the Chart when asked.
-const Format = 2
+// Draft that rehost-helm writes before the Chart when asked; format 3
+// leaves out of that Chart the contents its Draft holds
+// ([Manifest.Drafted]).
+const Format = 3
 
 // DraftEnv is the environment variable with which rehost asks
 // rehost-helm for a [Draft] before the [Chart] ("1"). A rehost-helm of an
@@ -91,6 +93,12 @@ type Manifest struct {
 	// Hook holds the helm.sh/hook events of a hook resource
 	// ("pre-install", "test", ...); it is empty for ordinary resources.
 	Hook []string `json:"hook,omitempty"`
+	// Drafted, in the JSON form of a Chart that follows its [Draft], is
+	// the number (from 1) of the draft's manifest whose content this one
+	// has, which is then left out (Content is empty): the documents are
+	// written and read once, not twice ([Chart.LeaveOutDrafted],
+	// [Chart.Undraft]). 0 when Content is given.
+	Drafted int `json:"drafted,omitempty"`
 }
 
 // Draft is the documents of a chart's templates as the template engine
@@ -119,6 +127,53 @@ func (d *Draft) Prepare(rw *manifest.Rewriter, write bool) {
 		parts[i] = m.part(false)
 	}
 	rw.Prepare(parts, write)
+}
+
+// LeaveOutDrafted leaves out of c's manifests the contents that d, the
+// draft written before c, holds: each manifest of the same name, line and
+// content as one of d's refers to it instead ([Manifest.Drafted]).
+func (c *Chart) LeaveOutDrafted(d *Draft) {
+	type at struct {
+		name string
+		line int
+	}
+	drafted := make(map[at]int, len(d.Manifests))
+	for i, m := range d.Manifests {
+		if _, ok := drafted[at{m.Name, m.Line}]; !ok && m.Line > 0 {
+			drafted[at{m.Name, m.Line}] = i + 1
+		}
+	}
+	for i := range c.Manifests {
+		m := &c.Manifests[i]
+		if k, ok := drafted[at{m.Name, m.Line}]; ok && m.Content == d.Manifests[k-1].Content {
+			m.Content, m.Drafted = "", k
+		}
+	}
+}
+
+// Undraft puts back the contents that the JSON form of c left out for
+// those of d, the draft read before it ([Manifest.Drafted]). A manifest
+// that refers to a manifest d does not have, or of another name or line,
+// is an error, and so is one that refers to a draft when there is none
+// (d nil).
+func (c *Chart) Undraft(d *Draft) error {
+	for i := range c.Manifests {
+		m := &c.Manifests[i]
+		if m.Drafted == 0 {
+			continue
+		}
+		if d == nil {
+			return fmt.Errorf("manifest %d (%s) refers to a draft, and there was none", i+1, m.Name)
+		}
+		if m.Drafted < 0 || m.Drafted > len(d.Manifests) {
+			return fmt.Errorf("manifest %d (%s) refers to manifest %d of a draft of %d", i+1, m.Name, m.Drafted, len(d.Manifests))
+		}
+		if dm := d.Manifests[m.Drafted-1]; dm.Name != m.Name || dm.Line != m.Line || m.Content != "" {
+			return fmt.Errorf("manifest %d (%s, line %d) refers to manifest %d of the draft, %s line %d", i+1, m.Name, m.Line, m.Drafted, dm.Name, dm.Line)
+		}
+		m.Content, m.Drafted = d.Manifests[m.Drafted-1].Content, 0
+	}
+	return nil
 }
 
 // IsHook reports whether the manifest is a hook resource, which Helm

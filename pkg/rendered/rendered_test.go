@@ -184,3 +184,80 @@ func TestJSONRoundTrip(t *testing.T) {
 		t.Errorf("JSON round trip:\n%+v\nwant:\n%+v", back, *c)
 	}
 }
+
+// TestLeaveOutDrafted: a chart written after its draft leaves out the
+// contents the draft holds (same name, line and content), and Undraft
+// puts them back: the round trip through JSON gives the chart whole. A
+// document the draft does not hold as it is (a CRD, one of a random
+// function, one of unknown line) keeps its content.
+func TestLeaveOutDrafted(t *testing.T) {
+	c := sample()
+	c.Manifests[1].Line = 1
+	c.Manifests[2].Line = 1
+	c.Manifests[3].Line = 4
+	c.Manifests[4].Line = 1
+	d := &Draft{Format: Format, Manifests: []Manifest{
+		{Name: "app/templates/all.yaml", Content: c.Manifests[1].Content, Line: 1},
+		{Name: "app/templates/all.yaml", Content: c.Manifests[3].Content, Line: 4},
+		{Name: "app/templates/deploy.yaml", Content: "kind: Pod # rendered again, differently", Line: 1},
+		{Name: "app/templates/job.yaml", Content: c.Manifests[4].Content, Line: 1},
+	}}
+	want := sample()
+	for i, l := range []int{0, 1, 1, 4, 1} {
+		want.Manifests[i].Line = l
+	}
+	c.LeaveOutDrafted(d)
+	for i, drafted := range []int{0, 1, 0, 2, 4} {
+		m := c.Manifests[i]
+		if m.Drafted != drafted || (drafted > 0) != (m.Content == "") {
+			t.Errorf("manifest %d: drafted %d with %q, want drafted %d", i, m.Drafted, m.Content, drafted)
+		}
+	}
+	data, err := json.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(data, []byte("redis:7")) {
+		t.Errorf("a drafted content written again: %s", data)
+	}
+	var back Chart
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatal(err)
+	}
+	if err := back.Undraft(d); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(&back, want) {
+		t.Errorf("after Undraft:\n%+v\nwant:\n%+v", back, *want)
+	}
+	// Nothing to put back: no draft needed.
+	if err := want.Undraft(nil); err != nil {
+		t.Errorf("a chart without drafted contents: %v", err)
+	}
+}
+
+// TestUndraftRefusesWhatTheDraftDoesNotHold: a reference to a draft that
+// was not read, beyond it, to another document, or with a content of its
+// own is an error.
+func TestUndraftRefusesWhatTheDraftDoesNotHold(t *testing.T) {
+	d := &Draft{Format: Format, Manifests: []Manifest{{Name: "app/templates/a.yaml", Content: "kind: Pod", Line: 3}}}
+	for _, tt := range []struct {
+		name string
+		d    *Draft
+		m    Manifest
+	}{
+		{"no draft", nil, Manifest{Name: "app/templates/a.yaml", Line: 3, Drafted: 1}},
+		{"beyond it", d, Manifest{Name: "app/templates/a.yaml", Line: 3, Drafted: 2}},
+		{"negative", d, Manifest{Name: "app/templates/a.yaml", Line: 3, Drafted: -1}},
+		{"another name", d, Manifest{Name: "app/templates/b.yaml", Line: 3, Drafted: 1}},
+		{"another line", d, Manifest{Name: "app/templates/a.yaml", Line: 4, Drafted: 1}},
+		{"a content too", d, Manifest{Name: "app/templates/a.yaml", Line: 3, Content: "kind: Job", Drafted: 1}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &Chart{Format: Format, Name: "app", Manifests: []Manifest{tt.m}}
+			if err := c.Undraft(tt.d); err == nil || !strings.Contains(err.Error(), "draft") {
+				t.Errorf("got %v", err)
+			}
+		})
+	}
+}

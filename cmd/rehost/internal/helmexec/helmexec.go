@@ -44,14 +44,15 @@ type Client struct {
 // set, the helper's temporary directories go there (TMPDIR). Its errors
 // are *RunError, *StoppedError, *FailedError and *CrashError.
 func (c *Client) Run(args []string, stdin io.Reader, tmp string) ([]byte, error) {
-	return c.run(args, stdin, tmp, nil)
+	out, _, err := c.run(args, stdin, tmp, nil)
+	return out, err
 }
 
 // run is Run; with draft set, the helper is asked for a rendered.Draft
 // (rendered.DraftEnv), which is passed to draft as soon as it is read,
-// while the helper still works, and the output returned is what follows
-// it. Output that does not start with a Draft of this format is returned
-// whole.
+// while the helper still works, and returned with the output that
+// follows it. Output that does not start with a Draft of this format is
+// returned whole, with no draft.
 //
 // While the helper works after its draft, this process runs on one
 // processor (runtime.GOMAXPROCS), the one Helm's sort leaves idle: with
@@ -60,7 +61,7 @@ func (c *Client) Run(args []string, stdin io.Reader, tmp string) ([]byte, error)
 // of its own (growPipe): a reader on one busy processor runs only every
 // few milliseconds, and in a pipe of 64 KiB the helper's 4 MB chart
 // waited for it 70 times.
-func (c *Client) run(args []string, stdin io.Reader, tmp string, draft func(*rendered.Draft)) ([]byte, error) {
+func (c *Client) run(args []string, stdin io.Reader, tmp string, draft func(*rendered.Draft)) ([]byte, *rendered.Draft, error) {
 	cmd := exec.Command(c.Path, args...)
 	cmd.Stdin = stdin
 	var env []string
@@ -82,37 +83,37 @@ func (c *Client) run(args []string, stdin io.Reader, tmp string, draft func(*ren
 	stderr := &headTail{max: maxStderr}
 	cmd.Stdout, cmd.Stderr = &stdout, stderr
 	var (
-		pw    *os.File   // the helper's end of its pipe, until it starts
-		skip  chan int64 // the length of the draft, once the output is read
+		pw    *os.File         // the helper's end of its pipe, until it starts
+		read  chan readDrafted // the draft, once the output is read
 		procs oneProcessor
 	)
 	if draft != nil {
 		pr, w, err := os.Pipe()
 		if err != nil {
-			return nil, &RunError{Helper: c.Path, Err: err}
+			return nil, nil, &RunError{Helper: c.Path, Err: err}
 		}
 		growPipe(w)
 		pw, cmd.Stdout = w, w
-		skip = make(chan int64, 1)
+		read = make(chan readDrafted, 1)
 		go func() {
 			defer pr.Close()
 			r := io.TeeReader(pr, &stdout)
-			n := readDraft(r, func(d *rendered.Draft) {
+			rd := readDraft(r, func(d *rendered.Draft) {
 				procs.start()
 				draft(d)
 			})
 			io.Copy(io.Discard, r)
-			skip <- n
+			read <- rd
 		}()
 	}
 	// wait ends the reading of the output and returns the output after
-	// the draft.
-	wait := func() []byte {
-		if skip == nil {
-			return stdout.Bytes()
+	// the draft, and the draft.
+	wait := func() ([]byte, *rendered.Draft) {
+		if read == nil {
+			return stdout.Bytes(), nil
 		}
-		n := <-skip // the reader has written all it read
-		return stdout.Bytes()[n:]
+		rd := <-read // the reader has written all it read
+		return stdout.Bytes()[rd.n:], rd.draft
 	}
 	start := cmd.Start
 	if c.Start != nil {
@@ -124,20 +125,20 @@ func (c *Client) run(args []string, stdin io.Reader, tmp string, draft func(*ren
 	}
 	if err != nil {
 		wait()
-		return nil, &RunError{Helper: c.Path, Err: err}
+		return nil, nil, &RunError{Helper: c.Path, Err: err}
 	}
 	err = cmd.Wait()
 	procs.end()
-	out := wait()
+	out, d := wait()
 	if c.Stopped != nil {
 		if sig := c.Stopped(); sig != nil {
-			return nil, &StoppedError{Signal: sig}
+			return nil, nil, &StoppedError{Signal: sig}
 		}
 	}
 	if err != nil {
-		return nil, c.failure(err, out, stderr)
+		return nil, nil, c.failure(err, out, stderr)
 	}
-	return out, nil
+	return out, d, nil
 }
 
 // oneProcessor runs this process on one processor from start until end,
@@ -165,35 +166,48 @@ func (p *oneProcessor) end() {
 	}
 }
 
-// readDraft reads a rendered.Draft of this format from the start of r and
-// passes it to draft, and returns its length in r; 0 when r does not start
-// with one.
-func readDraft(r io.Reader, draft func(*rendered.Draft)) int64 {
+// readDrafted is what readDraft read: the draft, and its length.
+type readDrafted struct {
+	draft *rendered.Draft
+	n     int64
+}
+
+// readDraft reads a rendered.Draft of this format from the start of r,
+// passes it to draft and returns it with its length in r; nothing when r
+// does not start with one.
+func readDraft(r io.Reader, draft func(*rendered.Draft)) readDrafted {
 	dec := json.NewDecoder(r)
 	var d struct {
 		Format    int                  `json:"format"`
 		Manifests *[]rendered.Manifest `json:"draft"`
 	}
 	if err := dec.Decode(&d); err != nil || d.Format != rendered.Format || d.Manifests == nil {
-		return 0
+		return readDrafted{}
 	}
-	draft(&rendered.Draft{Format: d.Format, Manifests: *d.Manifests})
-	return dec.InputOffset()
+	rd := readDrafted{draft: &rendered.Draft{Format: d.Format, Manifests: *d.Manifests}, n: dec.InputOffset()}
+	draft(rd.draft)
+	return rd
 }
 
 // Render runs the helper to render a chart (rendered.Chart). With draft
 // set, the helper is asked for the documents of the chart's templates
 // first (rendered.Draft), which are passed to draft as soon as they are
 // read, while the helper still works: the Draft of a helper that ends in
-// an error too.
+// an error too. The chart that follows leaves out the contents the draft
+// holds (rendered.Manifest.Drafted); they are put back, and a chart that
+// refers to a draft it did not write is an *OutputError.
 func (c *Client) Render(args []string, stdin io.Reader, draft func(*rendered.Draft)) (*rendered.Chart, error) {
 	var out rendered.Chart
-	raw, err := c.run(args, stdin, "", draft)
+	raw, d, err := c.run(args, stdin, "", draft)
 	if err != nil {
 		return nil, err
 	}
 	if err := c.unmarshal(raw, &out, func() int { return out.Format }, rendered.Format); err != nil {
 		return nil, err
+	}
+	// The contents the draft holds are left out of the chart.
+	if err := out.Undraft(d); err != nil {
+		return nil, &OutputError{Helper: c.Path, Err: err}
 	}
 	return &out, nil
 }

@@ -27,7 +27,7 @@ func script(t *testing.T, body string) *Client {
 }
 
 func TestRender(t *testing.T) {
-	c := script(t, `echo '{"format":2,"name":"app","manifests":[{"name":"app/templates/a.yaml","content":"kind: Pod"}]}'`)
+	c := script(t, `echo '{"format":3,"name":"app","manifests":[{"name":"app/templates/a.yaml","content":"kind: Pod"}]}'`)
 	got, err := c.Render(nil, nil, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -71,8 +71,10 @@ func TestFormatMismatch(t *testing.T) {
 // output of a helper of another release is a FormatError, draft or not;
 // one that fails after its draft says why, with the facts it wrote.
 func TestRenderDraft(t *testing.T) {
-	const chart = `{"format":2,"name":"app","manifests":[{"name":"app/templates/a.yaml","content":"kind: Pod","line":3}]}`
-	const draft = `{"format":2,"draft":[{"name":"app/templates/a.yaml","content":"kind: Pod","line":3}]}`
+	const chart = `{"format":3,"name":"app","manifests":[{"name":"app/templates/a.yaml","content":"kind: Pod","line":3}]}`
+	const draft = `{"format":3,"draft":[{"name":"app/templates/a.yaml","content":"kind: Pod","line":3}]}`
+	// After its draft, the chart leaves out the content the draft holds.
+	const drafted = `{"format":3,"name":"app","manifests":[{"name":"app/templates/a.yaml","line":3,"drafted":1}]}`
 	// The helper waits for the draft to be read (the file rehost's side
 	// creates) before it writes the chart.
 	sync := filepath.Join(t.TempDir(), "read")
@@ -80,7 +82,7 @@ func TestRenderDraft(t *testing.T) {
 echo '`+draft+`'
 i=0; while [ ! -e `+sync+` ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
 [ -e `+sync+` ] || exit 4
-echo '`+chart+`'
+echo '`+drafted+`'
 `)
 	var got *rendered.Draft
 	ch, err := c.Render(nil, nil, func(d *rendered.Draft) {
@@ -93,8 +95,24 @@ echo '`+chart+`'
 	if got == nil || len(got.Manifests) != 1 || got.Manifests[0].Line != 3 || got.Manifests[0].Content != "kind: Pod" {
 		t.Errorf("draft %+v", got)
 	}
-	if ch.Name != "app" || len(ch.Manifests) != 1 || ch.Manifests[0].Line != 3 {
+	if ch.Name != "app" || len(ch.Manifests) != 1 || ch.Manifests[0].Line != 3 || ch.Manifests[0].Content != "kind: Pod" || ch.Manifests[0].Drafted != 0 {
 		t.Errorf("chart %+v", ch)
+	}
+
+	// A chart that refers to a draft it did not write, or to a document
+	// the draft does not have, is an OutputError.
+	for name, out := range map[string]string{
+		"no draft":          drafted,
+		"beyond the draft":  draft + "\n" + `{"format":3,"name":"app","manifests":[{"name":"app/templates/a.yaml","line":3,"drafted":2}]}`,
+		"another line":      draft + "\n" + `{"format":3,"name":"app","manifests":[{"name":"app/templates/a.yaml","line":4,"drafted":1}]}`,
+		"content and draft": draft + "\n" + `{"format":3,"name":"app","manifests":[{"name":"app/templates/a.yaml","content":"kind: Job","line":3,"drafted":1}]}`,
+	} {
+		c := script(t, `printf '%s\n' '`+out+`'`)
+		_, err := c.Render(nil, nil, func(*rendered.Draft) {})
+		var o *OutputError
+		if !errors.As(err, &o) || !strings.Contains(err.Error(), "draft") {
+			t.Errorf("%s: %v (%T)", name, err, err)
+		}
 	}
 
 	// Not asked: no draft, even when the user's environment asks for one.
@@ -109,10 +127,13 @@ echo '`+chart+`'`)
 	}
 
 	// A helper of the release before drafts ignores the variable and
-	// writes format 1; one of a later release writes its own draft.
+	// writes format 1; one of the release before charts left out what
+	// their draft holds writes format 2; one of a later release writes its
+	// own draft.
 	for _, out := range []string{
 		`{"format":1,"name":"app","manifests":[]}`,
-		`{"format":3,"draft":[]}` + "\n" + `{"format":3,"name":"app","manifests":[]}`,
+		`{"format":2,"draft":[]}` + "\n" + `{"format":2,"name":"app","manifests":[]}`,
+		`{"format":4,"draft":[]}` + "\n" + `{"format":4,"name":"app","manifests":[]}`,
 	} {
 		c := script(t, `printf '`+out+`\n'`)
 		_, err := c.Render(nil, nil, func(*rendered.Draft) { t.Errorf("%s: draft taken", out) })
@@ -244,12 +265,12 @@ func TestTempDir(t *testing.T) {
 // more than the pipe holds).
 func TestRenderOneProcessor(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
-	const draft = `{"format":2,"draft":[{"name":"app/templates/a.yaml","content":"kind: Pod","line":3}]}`
+	const draft = `{"format":3,"draft":[{"name":"app/templates/a.yaml","content":"kind: Pod","line":3}]}`
 	sync := filepath.Join(t.TempDir(), "read")
 	big := strings.Repeat("x", 3<<20)
 	c := script(t, `echo '`+draft+`'
 i=0; while [ ! -e `+sync+` ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
-printf '{"format":2,"name":"app","manifests":[{"name":"app/templates/a.yaml","content":"%s"}]}\n' "$(head -c 3145728 /dev/zero | tr '\0' x)"
+printf '{"format":3,"name":"app","manifests":[{"name":"app/templates/a.yaml","content":"%s"}]}\n' "$(head -c 3145728 /dev/zero | tr '\0' x)"
 `)
 	during := 0
 	ch, err := c.Render(nil, nil, func(*rendered.Draft) {
