@@ -54,6 +54,30 @@ func (rw *Rewriter) Prepare(parts []Part, write bool) {
 			}
 		}
 		refs := rw.envRefs.load().with(found)
+		// The documents processed, kept once their tokens are proved:
+		// by the run's prover, or in batches of aheadBatch (proofBatch).
+		prove := rw.prover()
+		var batch *proofBatch
+		if run, ok := prove.(*prover); ok && write {
+			batch = &proofBatch{run: run}
+			prove = batch
+		}
+		var pending []aheadPending
+		keep := func() {
+			proved := []bool(nil)
+			if batch != nil {
+				proved = batch.prove()
+			}
+			for i, e := range pending {
+				if proved == nil || proved[i] {
+					la.put(e.key, e.entry)
+				} else {
+					la.release(len(e.entry.data)) // to be processed again
+				}
+			}
+			pending = pending[:0]
+		}
+		defer keep()
 		for _, p := range parts {
 			sp := splitterOf([]byte(p.Text), p.Line)
 			for {
@@ -69,15 +93,33 @@ func (rw *Rewriter) Prepare(parts []Part, write bool) {
 				if !la.reserve(len(d.data)) {
 					return
 				}
-				res := rw.processWith(d, p.Name, write, refs)
+				if batch != nil {
+					batch.next()
+				}
+				res := rw.processWith(d, p.Name, write, refs, prove)
 				// What record reads, without the parsed document.
 				for i := range res.ms {
 					res.ms[i].field, res.ms[i].edit = nil, nil
 				}
-				la.put(aheadKey{name: p.Name, line: d.line, write: write}, aheadEntry{data: d.data, refs: refs, res: res})
+				pending = append(pending, aheadPending{aheadKey{name: p.Name, line: d.line, write: write}, aheadEntry{data: d.data, refs: refs, res: res}})
+				if len(pending) == aheadBatch {
+					keep()
+				}
 			}
 		}
 	}()
+}
+
+// aheadBatch is how many documents Prepare proves at once: enough that a
+// probe's cost to start is a small part of it, few enough that a rewrite
+// that stops it finds most of what it processed.
+const aheadBatch = 64
+
+// aheadPending is a document Prepare processed, until its tokens are
+// proved.
+type aheadPending struct {
+	key   aheadKey
+	entry aheadEntry
 }
 
 // maxAheadBytes bounds the documents Prepare holds processed, in all: a
@@ -155,6 +197,13 @@ func (la *lookahead) reserve(n int) bool {
 	}
 	la.bytes += n
 	return true
+}
+
+// release uncounts n bytes of documents reserved and not kept.
+func (la *lookahead) release(n int) {
+	la.mu.Lock()
+	defer la.mu.Unlock()
+	la.bytes -= n
 }
 
 // put keeps e, in place of what was prepared under k before, if anything

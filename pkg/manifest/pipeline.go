@@ -241,12 +241,13 @@ func (rw *Rewriter) processAhead(d document, name string, write bool) result {
 	if res, ok := rw.takeAhead(d, name, write, refs); ok {
 		return res
 	}
-	return rw.processWith(d, name, write, refs)
+	return rw.processWith(d, name, write, refs, rw.prover())
 }
 
 // processWith finds, maps and (when write is set) rewrites one document,
-// with refs, the ConfigMap keys passed as images known so far in the run.
-func (rw *Rewriter) processWith(d document, name string, write bool, refs *envRefSet) result {
+// with refs, the ConfigMap keys passed as images known so far in the run,
+// and proves it with p (nil: not).
+func (rw *Rewriter) processWith(d document, name string, write bool, refs *envRefSet, p tokenProver) result {
 	if !utf8.Valid(d.data) {
 		return result{errs: []error{&Error{Location: rewrite.Location{File: name, Line: d.line + invalidUTF8Line(d.data)}, Err: errors.New("invalid UTF-8: manifests must be UTF-8 encoded")}}}
 	}
@@ -300,7 +301,7 @@ func (rw *Rewriter) processWith(d document, name string, write bool, refs *envRe
 		}
 	}
 	if len(edits) > 0 && write {
-		out, err := spliceVerified(d.data, &root, edits, rw.prover())
+		out, err := spliceVerified(d.data, &root, edits, p)
 		if err != nil && hasEmbedded(edits) {
 			// Never corrupt: leave the embedded references as written.
 			for i := range ms {
@@ -312,7 +313,7 @@ func (rw *Rewriter) processWith(d document, name string, write bool, refs *envRe
 			edits = withoutEmbedded(edits)
 			out, err = nil, nil
 			if len(edits) > 0 {
-				out, err = spliceVerified(d.data, &root, edits, rw.prover())
+				out, err = spliceVerified(d.data, &root, edits, p)
 			}
 		}
 		if err != nil {
@@ -330,9 +331,9 @@ func (rw *Rewriter) processWith(d document, name string, write bool, refs *envRe
 }
 
 // prover is the Rewriter's prover, nil when the proof is off.
-func (rw *Rewriter) prover() *prover {
+func (rw *Rewriter) prover() tokenProver {
 	if rw.unverified {
-		return nil
+		return nil // an interface holding a nil *prover would prove
 	}
 	return &rw.proof
 }

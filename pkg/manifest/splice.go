@@ -150,7 +150,7 @@ type replacement struct {
 // whole, the common case, is proved token by token (verifyTokens); the
 // others (parts of strings, aliases, added fields, block scalars, tagged
 // values) are parsed again whole.
-func spliceVerified(data []byte, root *yaml.Node, edits []edit, p *prover) ([]byte, error) {
+func spliceVerified(data []byte, root *yaml.Node, edits []edit, p tokenProver) ([]byte, error) {
 	want := expectedValues(edits)
 	ctx := &scalarContext{root: root, edits: edits}
 	out, reps, err := splice(data, edits, want, ctx)

@@ -87,7 +87,7 @@ func hasBreak(s string) bool {
 // a flow sequence ("[OLD, NEW, ...]"); a token that reads the same in
 // both (see contextual) is read in a block. A pair of tokens read before
 // in the run (p) is not read again.
-func verifyTokens(reps []replacement, want map[*yaml.Node]string, ctx *scalarContext, p *prover) error {
+func verifyTokens(reps []replacement, want map[*yaml.Node]string, ctx *scalarContext, p tokenProver) error {
 	var block, flow []byte
 	var inBlock, inFlow []replacement
 	for _, r := range reps {
@@ -129,6 +129,16 @@ func contextual(tok string) bool {
 		return false
 	}
 	return tok[0] == ':' || tok[0] == '?' || strings.ContainsAny(tok, ",?[]{}")
+}
+
+// tokenProver reads the tokens verifyTokens proves: a *prover at once, a
+// *proofBatch (proofbatch.go) with those of other documents.
+type tokenProver interface {
+	// lookup returns how a pair of tokens read before reads.
+	lookup(tokenPair) (tokenReading, bool)
+	// read reads probe, the old and new tokens of reps in turn, and
+	// checks them (see (*prover).read).
+	read(probe []byte, reps []replacement, flow bool, want map[*yaml.Node]string) error
 }
 
 // prover remembers, for a run, how pairs of tokens were read, so that a
@@ -186,11 +196,23 @@ const quotedStyles = yaml.DoubleQuotedStyle | yaml.SingleQuotedStyle
 // check checks that the old token read as r's node (the bytes replaced
 // were exactly its token) and the new one as its new value, a string.
 func (rd tokenReading) check(r replacement, want map[*yaml.Node]string) error {
+	return rd.checkAgainst(expectedReading(r, want), r.node.Line)
+}
+
+// expectedReading is how the tokens of r must read: the old one as r's
+// node, the new one as its new value, a string.
+func expectedReading(r replacement, want map[*yaml.Node]string) tokenReading {
+	return tokenReading{oldValue: r.node.Value, oldTag: r.node.Tag, oldStyle: r.node.Style & quotedStyles, newValue: want[r.node], newString: true}
+}
+
+// checkAgainst is check, against the reading expected of the tokens of
+// a replacement at line.
+func (rd tokenReading) checkAgainst(exp tokenReading, line int) error {
 	switch {
-	case rd.oldValue != r.node.Value || rd.oldTag != r.node.Tag || rd.oldStyle != r.node.Style&quotedStyles:
-		return &unsafeEditError{Line: r.node.Line, Reason: "the bytes replaced are not the value read"}
-	case rd.newValue != want[r.node] || !rd.newString:
-		return &unsafeEditError{Line: r.node.Line, Reason: "the value written would not read as the new value"}
+	case rd.oldValue != exp.oldValue || rd.oldTag != exp.oldTag || rd.oldStyle != exp.oldStyle:
+		return &unsafeEditError{Line: line, Reason: "the bytes replaced are not the value read"}
+	case rd.newValue != exp.newValue || !rd.newString:
+		return &unsafeEditError{Line: line, Reason: "the value written would not read as the new value"}
 	}
 	return nil
 }
@@ -199,29 +221,47 @@ func (rd tokenReading) check(r replacement, want map[*yaml.Node]string) error {
 // (in a flow collection when flow is set), remembers how each pair reads
 // and checks it.
 func (p *prover) read(probe []byte, reps []replacement, flow bool, want map[*yaml.Node]string) error {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(probe, &doc); err != nil {
+	items, err := probeItems(probe, len(reps))
+	if err != nil {
 		return &unsafeEditError{Line: reps[0].node.Line, Reason: fmt.Sprintf("the values written would not parse (%s)", strings.TrimPrefix(err.Error(), "yaml: "))}
 	}
-	var items []*yaml.Node
-	if len(doc.Content) == 1 && doc.Content[0].Kind == yaml.SequenceNode {
-		items = doc.Content[0].Content
-	}
-	if len(items) != 2*len(reps) {
+	if items == nil {
 		return &unsafeEditError{Line: reps[0].node.Line, Reason: "the values written would not read as one value each"}
 	}
 	for i, r := range reps {
-		old, got := items[2*i], items[2*i+1]
-		if old.Kind != yaml.ScalarNode || got.Kind != yaml.ScalarNode {
+		rd, ok := readPair(items[2*i], items[2*i+1])
+		if !ok {
 			return &unsafeEditError{Line: r.node.Line, Reason: "the values written would not read as one value each"}
 		}
-		rd := tokenReading{oldValue: old.Value, oldTag: old.Tag, oldStyle: old.Style & quotedStyles, newValue: got.Value, newString: got.ShortTag() == "!!str"}
 		p.store(tokenPair{flow, r.old, r.new}, rd)
 		if err := rd.check(r, want); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// probeItems parses probe, a sequence of n pairs of tokens, and returns
+// its 2n items: nil when it does not hold 2n items, and the parser's
+// error when it does not parse.
+func probeItems(probe []byte, n int) ([]*yaml.Node, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(probe, &doc); err != nil {
+		return nil, err
+	}
+	if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.SequenceNode || len(doc.Content[0].Content) != 2*n {
+		return nil, nil
+	}
+	return doc.Content[0].Content, nil
+}
+
+// readPair is how a pair of tokens read as the items old and got of a
+// probe; false when either is not a scalar.
+func readPair(old, got *yaml.Node) (tokenReading, bool) {
+	if old.Kind != yaml.ScalarNode || got.Kind != yaml.ScalarNode {
+		return tokenReading{}, false
+	}
+	return tokenReading{oldValue: old.Value, oldTag: old.Tag, oldStyle: old.Style & quotedStyles, newValue: got.Value, newString: got.ShortTag() == "!!str"}, true
 }
 
 // verifySplice checks that out, the spliced document, parses into the
