@@ -83,9 +83,9 @@ type Manifest struct {
 	// Name is the file it was rendered from, as Helm names it:
 	// "mychart/templates/deployment.yaml",
 	// "mychart/charts/sub/templates/job.yaml", "mychart/crds/crd.yaml".
-	Name string `json:"name"`
+	Name string `json:"name,omitempty"`
 	// Content is the document, without the "# Source:" line.
-	Content string `json:"content"`
+	Content string `json:"content,omitempty"`
 	// Line is the line of its template file's output where Content
 	// starts, for errors and the image report; 0 when unknown, and then
 	// lines count from the document's first line.
@@ -94,10 +94,10 @@ type Manifest struct {
 	// ("pre-install", "test", ...); it is empty for ordinary resources.
 	Hook []string `json:"hook,omitempty"`
 	// Drafted, in the JSON form of a Chart that follows its [Draft], is
-	// the number (from 1) of the draft's manifest whose content this one
-	// has, which is then left out (Content is empty): the documents are
-	// written and read once, not twice ([Chart.LeaveOutDrafted],
-	// [Chart.Undraft]). 0 when Content is given.
+	// the number (from 1) of the draft's manifest whose name and content
+	// this one has, which are then left out (Name and Content are empty):
+	// the documents are written and read once, not twice
+	// ([Chart.LeaveOutDrafted], [Chart.Undraft]). 0 otherwise.
 	Drafted int `json:"drafted,omitempty"`
 }
 
@@ -131,7 +131,8 @@ func (d *Draft) Prepare(rw *manifest.Rewriter, write bool) {
 
 // LeaveOutDrafted leaves out of c's manifests the contents that d, the
 // draft written before c, holds: each manifest of the same name, line and
-// content as one of d's refers to it instead ([Manifest.Drafted]).
+// content as one of d's refers to it instead, with its line only
+// ([Manifest.Drafted]).
 func (c *Chart) LeaveOutDrafted(d *Draft) {
 	type at struct {
 		name string
@@ -146,16 +147,16 @@ func (c *Chart) LeaveOutDrafted(d *Draft) {
 	for i := range c.Manifests {
 		m := &c.Manifests[i]
 		if k, ok := drafted[at{m.Name, m.Line}]; ok && m.Content == d.Manifests[k-1].Content {
-			m.Content, m.Drafted = "", k
+			m.Name, m.Content, m.Drafted = "", "", k
 		}
 	}
 }
 
-// Undraft puts back the contents that the JSON form of c left out for
-// those of d, the draft read before it ([Manifest.Drafted]). A manifest
-// that refers to a manifest d does not have, or of another name or line,
-// is an error, and so is one that refers to a draft when there is none
-// (d nil).
+// Undraft puts back the names and contents that the JSON form of c left
+// out for those of d, the draft read before it ([Manifest.Drafted]). A
+// manifest that refers to a manifest d does not have, or of another
+// line, or that has a content or another name of its own, is an error,
+// and so is one that refers to a draft when there is none (d nil).
 func (c *Chart) Undraft(d *Draft) error {
 	for i := range c.Manifests {
 		m := &c.Manifests[i]
@@ -163,15 +164,15 @@ func (c *Chart) Undraft(d *Draft) error {
 			continue
 		}
 		if d == nil {
-			return fmt.Errorf("manifest %d (%s) refers to a draft, and there was none", i+1, m.Name)
+			return fmt.Errorf("manifest %d (line %d) refers to a draft, and there was none", i+1, m.Line)
 		}
 		if m.Drafted < 0 || m.Drafted > len(d.Manifests) {
-			return fmt.Errorf("manifest %d (%s) refers to manifest %d of a draft of %d", i+1, m.Name, m.Drafted, len(d.Manifests))
+			return fmt.Errorf("manifest %d (line %d) refers to manifest %d of a draft of %d", i+1, m.Line, m.Drafted, len(d.Manifests))
 		}
-		if dm := d.Manifests[m.Drafted-1]; dm.Name != m.Name || dm.Line != m.Line || m.Content != "" {
-			return fmt.Errorf("manifest %d (%s, line %d) refers to manifest %d of the draft, %s line %d", i+1, m.Name, m.Line, m.Drafted, dm.Name, dm.Line)
+		if dm := d.Manifests[m.Drafted-1]; (m.Name != "" && dm.Name != m.Name) || dm.Line != m.Line || m.Content != "" {
+			return fmt.Errorf("manifest %d (line %d) refers to manifest %d of the draft, %s line %d", i+1, m.Line, m.Drafted, dm.Name, dm.Line)
 		}
-		m.Content, m.Drafted = d.Manifests[m.Drafted-1].Content, 0
+		m.Name, m.Content, m.Drafted = d.Manifests[m.Drafted-1].Name, d.Manifests[m.Drafted-1].Content, 0
 	}
 	return nil
 }
