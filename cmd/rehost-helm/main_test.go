@@ -15,11 +15,17 @@ import (
 
 func chart(t *testing.T, kubeVersion string) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "app")
-	files := map[string]string{
+	return writeChart(t, map[string]string{
 		"Chart.yaml":                  "apiVersion: v2\nname: app\nversion: 0.1.0\nkubeVersion: \"" + kubeVersion + "\"\n",
 		"templates/capabilities.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: caps}\ndata:\n  kubeVersion: {{ .Capabilities.KubeVersion.Version | quote }}\n",
-	}
+	})
+}
+
+// writeChart writes the files of a chart named app and returns its
+// directory.
+func writeChart(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "app")
 	for name, content := range files {
 		p := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -68,22 +74,12 @@ func TestKubeVersion(t *testing.T) {
 // draft holds otherwise (a random function renders it differently each
 // time) keeps its content.
 func TestDraftThenChart(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "app")
-	files := map[string]string{
+	dir := writeChart(t, map[string]string{
 		"Chart.yaml":          "apiVersion: v2\nname: app\nversion: 0.1.0\n",
 		"templates/pods.yaml": "{{- range $i := until 3 }}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: p{{ $i }}}\nspec:\n  containers: [{name: c, image: \"nginx:1.{{ $i }}\"}]\n{{- end }}\n",
 		"templates/cm.yaml":   "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata: {k: v}\n",
 		"templates/rand.yaml": "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData: {p: {{ randAlphaNum 16 | quote }}}\n",
-	}
-	for name, content := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	var plain, out, errOut bytes.Buffer
 	t.Setenv(rendered.DraftEnv, "")
 	if code := run([]string{dir}, &plain, &errOut); code != 0 {
