@@ -120,16 +120,13 @@ func chartStreams(in manifest.Input, hf *helmFlags, rw *manifest.Rewriter, s str
 	// (it parses each one, on one processor, which it leaves the other):
 	// what the rewrite of the chart finds done costs it nothing.
 	c, err := renderChart(in.Path, hf, s, func(d *rendered.Draft) {
-		size := 0
-		for _, m := range d.Manifests {
-			size += len(m.Content)
-		}
-		fitGCToChart(size)
+		fitGCToChart(documentBytes(d.Manifests))
 		d.Prepare(rw, hf.writes)
 	})
 	if err != nil {
 		return nil, err
 	}
+	fitGCToChart(documentBytes(c.Manifests)) // without a draft too
 	if err := c.AddTo(rw); err != nil {
 		return nil, err
 	}
@@ -146,6 +143,15 @@ func chartStreams(in manifest.Input, hf *helmFlags, rw *manifest.Rewriter, s str
 		}})
 	}
 	return out, nil
+}
+
+// documentBytes is the bytes of the documents of ms.
+func documentBytes(ms []rendered.Manifest) int {
+	n := 0
+	for _, m := range ms {
+		n += len(m.Content)
+	}
+	return n
 }
 
 // renderChart runs rehost-helm on the chart at path; draft, when set,

@@ -64,17 +64,11 @@ func (rw *Rewriter) Prepare(parts []Part, write bool) {
 		}
 		var pending []aheadPending
 		keep := func() {
-			proved := []bool(nil)
+			var proved []bool
 			if batch != nil {
 				proved = batch.prove()
 			}
-			for i, e := range pending {
-				if proved == nil || proved[i] {
-					la.put(e.key, e.entry)
-				} else {
-					la.release(len(e.entry.data)) // to be processed again
-				}
-			}
+			la.keep(pending, proved)
 			pending = pending[:0]
 		}
 		defer keep()
@@ -199,22 +193,23 @@ func (la *lookahead) reserve(n int) bool {
 	return true
 }
 
-// release uncounts n bytes of documents reserved and not kept.
-func (la *lookahead) release(n int) {
+// keep keeps the documents processed whose tokens were proved (proved
+// nil: all of them), each in place of what was prepared under its key
+// before, if anything (two parts of the same name and line), and
+// uncounts the bytes of the others, which the rewrite processes again.
+func (la *lookahead) keep(pending []aheadPending, proved []bool) {
 	la.mu.Lock()
 	defer la.mu.Unlock()
-	la.bytes -= n
-}
-
-// put keeps e, in place of what was prepared under k before, if anything
-// (two parts of the same name and line).
-func (la *lookahead) put(k aheadKey, e aheadEntry) {
-	la.mu.Lock()
-	defer la.mu.Unlock()
-	if old, ok := la.done[k]; ok {
-		la.bytes -= len(old.data)
+	for i, p := range pending {
+		if proved != nil && !proved[i] {
+			la.bytes -= len(p.entry.data)
+			continue
+		}
+		if old, ok := la.done[p.key]; ok {
+			la.bytes -= len(old.data)
+		}
+		la.done[p.key] = p.entry
 	}
-	la.done[k] = e
 }
 
 // takeAhead returns the prepared result of document d of name, if it was

@@ -67,9 +67,9 @@ func (b *proofBatch) prove() []bool {
 	return ok
 }
 
-// readAll reads items, in a block probe and a flow probe, stores each
-// reading in the run's prover and marks the documents whose readings
-// differ from what they must be in ok. It returns false, marking
+// readAll reads items, in a block probe and a flow probe, stores in the
+// run's prover each reading that is what it must be, and marks the
+// documents whose readings differ from that in ok. It returns false, marking
 // nothing, when a probe does not read as one scalar per token.
 func (b *proofBatch) readAll(items []batchItem, ok []bool) bool {
 	var block, flow []byte
@@ -106,11 +106,14 @@ func (b *proofBatch) readAll(items []batchItem, ok []bool) bool {
 			readings = append(readings, rd)
 		}
 	}
+	// Only a reading that proves its document is remembered: the rewrite
+	// proves a document that failed alone, as it would without a draft.
 	for i, it := range append(inBlock, inFlow...) {
-		b.run.store(it.pair, readings[i])
 		if readings[i] != it.want {
 			ok[it.doc] = false
+			continue
 		}
+		b.run.store(it.pair, readings[i])
 	}
 	return true
 }

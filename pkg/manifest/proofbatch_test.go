@@ -143,3 +143,23 @@ func TestPrepareIPv6(t *testing.T) {
 		}
 	}
 }
+
+// TestPrepareKeepsOnlyProved: of a batch of processed documents, those
+// whose tokens were not proved are not kept (the rewrite processes them
+// again, and proves them alone) and their bytes are no longer counted;
+// a document kept again under its key replaces the one before.
+func TestPrepareKeepsOnlyProved(t *testing.T) {
+	la := &lookahead{done: map[aheadKey]aheadEntry{}}
+	entry := func(name, data string) aheadPending {
+		la.reserve(len(data))
+		return aheadPending{aheadKey{name: name, line: 1, write: true}, aheadEntry{data: []byte(data)}}
+	}
+	la.keep([]aheadPending{entry("a", "1234"), entry("b", "12345678"), entry("c", "12")}, []bool{true, false, true})
+	if _, ok := la.done[aheadKey{name: "b", line: 1, write: true}]; ok || len(la.done) != 2 || la.bytes != 6 {
+		t.Errorf("kept %d documents of %d bytes (b kept: %t), want a and c, 6 bytes", len(la.done), la.bytes, ok)
+	}
+	la.keep([]aheadPending{entry("a", "123456")}, nil)
+	if len(la.done) != 2 || la.bytes != 8 || string(la.done[aheadKey{name: "a", line: 1, write: true}].data) != "123456" {
+		t.Errorf("kept %d documents of %d bytes, want a again and c, 8 bytes", len(la.done), la.bytes)
+	}
+}

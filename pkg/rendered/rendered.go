@@ -29,8 +29,9 @@ import (
 // changes whenever that form changes incompatibly, so that rehost refuses
 // the output of a rehost-helm from another release. Format 2 added the
 // Draft that rehost-helm writes before the Chart when asked; format 3
-// leaves out of that Chart the contents its Draft holds
-// ([Manifest.Drafted]).
+// leaves out of that Chart the names and contents its Draft holds
+// ([Manifest.Drafted]), and leaves out an empty name or content of any
+// manifest.
 const Format = 3
 
 // DraftEnv is the environment variable with which rehost asks

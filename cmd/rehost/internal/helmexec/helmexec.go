@@ -59,8 +59,8 @@ func (c *Client) Run(args []string, stdin io.Reader, tmp string) ([]byte, error)
 // more, Go's garbage collector would take every other one this process
 // leaves idle, and slow the helper down. The helper writes into a pipe
 // of its own (growPipe): a reader on one busy processor runs only every
-// few milliseconds, and in a pipe of 64 KiB the helper's 4 MB chart
-// waited for it 70 times.
+// few milliseconds, and a helper writing into a pipe of 64 KiB waited for
+// it after each 64 KiB (a draft of 20,000 Pods is 4 MB).
 func (c *Client) run(args []string, stdin io.Reader, tmp string, draft func(*rendered.Draft)) ([]byte, *rendered.Draft, error) {
 	cmd := exec.Command(c.Path, args...)
 	cmd.Stdin = stdin
@@ -124,6 +124,7 @@ func (c *Client) run(args []string, stdin io.Reader, tmp string, draft func(*ren
 		pw.Close() // the helper has its own copy: its exit ends the output
 	}
 	if err != nil {
+		procs.end() // a Start that started it may have let it write a draft
 		wait()
 		return nil, nil, &RunError{Helper: c.Path, Err: err}
 	}
@@ -142,7 +143,9 @@ func (c *Client) run(args []string, stdin io.Reader, tmp string, draft func(*ren
 }
 
 // oneProcessor runs this process on one processor from start until end,
-// whichever comes first: a start after the end does nothing.
+// whichever comes first: a start after the end does nothing. The number
+// restored is the one before (fixed: Go no longer follows a change of the
+// CPU limit, as it would not after any GOMAXPROCS call).
 type oneProcessor struct {
 	mu    sync.Mutex
 	saved int // the number of processors before start, 0 when not started

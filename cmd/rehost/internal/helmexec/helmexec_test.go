@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/rehost/rehost/pkg/rendered"
 )
@@ -272,8 +273,14 @@ func TestRenderOneProcessor(t *testing.T) {
 i=0; while [ ! -e `+sync+` ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done
 printf '{"format":3,"name":"app","manifests":[{"name":"app/templates/a.yaml","content":"%s"}]}\n' "$(head -c 3145728 /dev/zero | tr '\0' x)"
 `)
-	during := 0
+	during, atExit := 0, 0
+	c.Stopped = func() os.Signal { // once the helper has exited, before its chart is decoded
+		atExit = runtime.GOMAXPROCS(0)
+		return nil
+	}
 	ch, err := c.Render(nil, nil, func(*rendered.Draft) {
+		// Still one processor a moment later, while the helper runs.
+		time.Sleep(20 * time.Millisecond)
 		during = runtime.GOMAXPROCS(0)
 		os.WriteFile(sync, nil, 0o644)
 	})
@@ -283,11 +290,39 @@ printf '{"format":3,"name":"app","manifests":[{"name":"app/templates/a.yaml","co
 	if during != 1 {
 		t.Errorf("GOMAXPROCS %d while the helper ran after its draft, want 1", during)
 	}
+	if atExit != 3 {
+		t.Errorf("GOMAXPROCS %d once the helper exited, want 3 as before", atExit)
+	}
 	if after := runtime.GOMAXPROCS(0); after != 3 {
 		t.Errorf("GOMAXPROCS %d after the helper, want 3 as before", after)
 	}
 	if len(ch.Manifests) != 1 || ch.Manifests[0].Content != big {
 		t.Errorf("the chart after the draft: %d manifests", len(ch.Manifests))
+	}
+
+	// A Start that starts the helper and fails: its draft may still be
+	// read, and the processors are as before once Render returns.
+	c = script(t, `echo '`+draft+`'`)
+	c.Start = func(cmd *exec.Cmd) error {
+		if err := cmd.Start(); err != nil {
+			return err
+		}
+		go cmd.Wait()
+		return errors.New("not registered")
+	}
+	read := make(chan struct{})
+	_, err = c.Render(nil, nil, func(*rendered.Draft) { close(read) })
+	var re *RunError
+	if !errors.As(err, &re) {
+		t.Errorf("a Start that failed: %v (%T)", err, err)
+	}
+	select {
+	case <-read:
+	default:
+		t.Error("the draft of a helper started by a failing Start was not read")
+	}
+	if after := runtime.GOMAXPROCS(0); after != 3 {
+		t.Errorf("GOMAXPROCS %d after a Start that failed, want 3 as before", after)
 	}
 }
 
