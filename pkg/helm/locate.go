@@ -6,7 +6,6 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/rehost/rehost/pkg/helm/internal/valuetree"
 	"github.com/rehost/rehost/pkg/rendered"
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
@@ -25,7 +24,7 @@ import (
 // such as genCA or randAlphaNum) keeps Line 0, and its lines count from
 // its first line. The CRDs of crds/ are their files, from line 1. The
 // outputs of the templates of a draft (drafted, when not nil) are those of
-// that second rendering, rendered before the install: they are used
+// that second rendering, rendered beside the install: they are used
 // instead.
 func locate(ms []rendered.Manifest, ch *chart.Chart, vals map[string]interface{}, install *action.Install, cfg *action.Configuration, drafted map[string]string) {
 	if len(ms) == 0 {
@@ -43,8 +42,7 @@ func locate(ms []rendered.Manifest, ch *chart.Chart, vals map[string]interface{}
 	if caps == nil {
 		caps = chartutil.DefaultCapabilities
 	}
-	opts := chartutil.ReleaseOptions{Name: install.ReleaseName, Namespace: install.Namespace, Revision: 1, IsInstall: true}
-	top, err := chartutil.ToRenderValues(ch, vals, opts, caps)
+	top, err := chartutil.ToRenderValues(ch, vals, installOptions(install), caps)
 	if err != nil {
 		return
 	}
@@ -82,38 +80,31 @@ func setLines(ms []rendered.Manifest, files map[string]string, crds map[string]b
 	}
 }
 
-// draft renders the templates of a copy of ch as install will render ch
-// (Helm's dependency processing, then the template engine with the
-// install's release and capabilities), and returns their documents, each
-// with its line, as split cuts them, and the outputs of the templates
-// (for locate): nil when they do not render. Helm's log of this rendering
-// is dropped (install's will say the same).
-func draft(ch *chart.Chart, vals map[string]interface{}, install *action.Install) (*rendered.Draft, map[string]string) {
-	var files map[string]string
-	captureLog(func() error {
-		c := cloneChart(ch)
-		v := valuetree.CopyMap(vals)
-		if err := chartutil.ProcessDependenciesWithMerge(c, v); err != nil {
-			return err
+// draft renders the templates of ch, a copy of the chart and vals, a copy
+// of the values, as install will render the chart (Helm's dependency
+// processing, then the template engine with the install's capabilities
+// and release, installCapabilities and installOptions), and returns their
+// documents, each with its line, as split cuts them, after the CRDs of
+// the chart's crds/ directories when includeCRDs (as install writes them,
+// each file whole, from line 1), and the outputs of the templates (for
+// locate): nil when they do not render. It logs what the install's
+// rendering logs.
+func draft(ch *chart.Chart, vals map[string]interface{}, caps *chartutil.Capabilities, opts chartutil.ReleaseOptions, includeCRDs bool) (*rendered.Draft, map[string]string) {
+	files := func() map[string]string {
+		if err := chartutil.ProcessDependenciesWithMerge(ch, vals); err != nil {
+			return nil
 		}
-		caps := chartutil.DefaultCapabilities.Copy()
-		if install.KubeVersion != nil {
-			caps.KubeVersion = *install.KubeVersion
-		}
-		caps.APIVersions = append(caps.APIVersions, install.APIVersions...)
-		opts := chartutil.ReleaseOptions{Name: install.ReleaseName, Namespace: install.Namespace, Revision: 1, IsInstall: true}
-		top, err := chartutil.ToRenderValues(c, v, opts, caps)
+		top, err := chartutil.ToRenderValues(ch, vals, opts, caps)
 		if err != nil {
-			return err
+			return nil
 		}
 		var e engine.Engine
-		out, err := e.Render(c, top)
+		out, err := e.Render(ch, top)
 		if err != nil {
-			return err
+			return nil
 		}
-		files = out
-		return nil
-	})
+		return out
+	}()
 	if files == nil {
 		return nil, nil
 	}
@@ -126,12 +117,33 @@ func draft(ch *chart.Chart, vals map[string]interface{}, install *action.Install
 	}
 	sort.Strings(names)
 	d := &rendered.Draft{Format: rendered.Format}
+	if includeCRDs { // as install writes them: each file whole, first
+		for _, crd := range ch.CRDObjects() {
+			d.Manifests = append(d.Manifests, rendered.Manifest{Name: crd.Filename, Content: string(crd.File.Data), Line: 1})
+		}
+	}
 	for _, name := range names {
 		for _, doc := range documents(files[name]) {
 			d.Manifests = append(d.Manifests, rendered.Manifest{Name: name, Content: doc.content, Line: doc.line})
 		}
 	}
 	return d, files
+}
+
+// installCapabilities are the capabilities install renders with, in a
+// client-only run (action.Install.RunWithContext).
+func installCapabilities(install *action.Install) *chartutil.Capabilities {
+	caps := chartutil.DefaultCapabilities.Copy()
+	if install.KubeVersion != nil {
+		caps.KubeVersion = *install.KubeVersion
+	}
+	caps.APIVersions = append(caps.APIVersions, install.APIVersions...)
+	return caps
+}
+
+// installOptions are the release options install renders with.
+func installOptions(install *action.Install) chartutil.ReleaseOptions {
+	return chartutil.ReleaseOptions{Name: install.ReleaseName, Namespace: install.Namespace, Revision: 1, IsInstall: true}
 }
 
 // split cuts a template's output into documents as Helm does

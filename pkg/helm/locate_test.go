@@ -249,10 +249,10 @@ func TestSeparatorsAsHelm(t *testing.T) {
 }
 
 // TestDraft: Options.Draft receives, before the chart is sorted, the
-// documents of its templates, each with its template's name and line as
-// the chart gives them (but for a document of a random function, and the
-// CRDs, which are not templates), and changes nothing of the chart
-// rendered: documents, lines, hooks, images, warnings, errors.
+// documents of its templates and its CRD files, each with its name and
+// line as the chart gives them (but for a document of a random function),
+// and changes nothing of the chart rendered: documents, lines, hooks,
+// images, warnings, errors. Without CRDs, the draft has none.
 func TestDraft(t *testing.T) {
 	for _, chart := range []string{"parent", "hooks", "multidoc", "withcrd", "annotations", "warnings", "airgap-random", "airgap-kube-prometheus", "tplerror"} {
 		t.Run(chart, func(t *testing.T) {
@@ -291,7 +291,7 @@ func TestDraft(t *testing.T) {
 			}
 			found := 0
 			for _, m := range got.Manifests {
-				if strings.Contains(m.Name, "/crds/") || m.Line == 0 {
+				if m.Line == 0 {
 					continue
 				}
 				if !drafted[key{m.Name, m.Content, m.Line}] {
@@ -303,5 +303,36 @@ func TestDraft(t *testing.T) {
 				t.Errorf("no document of the chart in its draft")
 			}
 		})
+	}
+}
+
+// TestDraftCRDs: the CRD files of a chart that includes them come first
+// in its draft, as the chart holds them; without them, none.
+func TestDraftCRDs(t *testing.T) {
+	for _, skip := range []bool{false, true} {
+		var d *rendered.Draft
+		got, err := Render(chartPath("withcrd"), Options{SkipCRDs: skip, Draft: func(x *rendered.Draft) { d = x }})
+		if err != nil || d == nil {
+			t.Fatalf("SkipCRDs %t: %v, draft %v", skip, err, d)
+		}
+		var crds []rendered.Manifest
+		for _, m := range got.Manifests {
+			if strings.Contains(m.Name, "/crds/") {
+				crds = append(crds, m)
+			}
+		}
+		if skip != (len(crds) == 0) || len(d.Manifests) < len(crds) {
+			t.Fatalf("SkipCRDs %t: %d CRDs in the chart, %d documents drafted", skip, len(crds), len(d.Manifests))
+		}
+		for i, m := range crds {
+			if dm := d.Manifests[i]; dm.Name != m.Name || dm.Content != m.Content || dm.Line != 1 || m.Line != 1 {
+				t.Errorf("SkipCRDs %t: CRD %d drafted as %+v, the chart has %+v", skip, i, dm, m)
+			}
+		}
+		for _, m := range d.Manifests[len(crds):] {
+			if strings.Contains(m.Name, "/crds/") {
+				t.Errorf("SkipCRDs %t: %s drafted", skip, m.Name)
+			}
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/rehost/rehost/internal/bounded"
 	"github.com/rehost/rehost/internal/chartarchive"
 	"github.com/rehost/rehost/internal/safefile"
+	"github.com/rehost/rehost/pkg/helm/internal/valuetree"
 	"github.com/rehost/rehost/pkg/manifest"
 	"github.com/rehost/rehost/pkg/rendered"
 	"helm.sh/helm/v3/pkg/action"
@@ -235,15 +236,29 @@ func render(ch *chart.Chart, vals map[string]interface{}, opts Options, where st
 		vals = map[string]interface{}{}
 	}
 
-	var drafted map[string]string // the outputs of the templates, when drafted
-	if opts.Draft != nil {
-		var d *rendered.Draft
-		if d, drafted = draft(ch, vals, install); d != nil {
-			opts.Draft(d)
-		}
-	}
 	out := &rendered.Chart{Format: rendered.Format, Name: ch.Name(), Version: ch.Metadata.Version}
+	var drafted map[string]string // the outputs of the templates, when drafted
+	waitDraft := func() {}        // until the draft is written
 	warnings, err := captureLog(func() error {
+		if opts.Draft != nil {
+			// The draft renders a copy of the chart while the install
+			// renders and sorts it, on another processor: it adds no
+			// time to a helper with one to spare. Its log is the
+			// install's, in the same words (a line once).
+			c, v, caps, ro := cloneChart(ch), valuetree.CopyMap(vals), installCapabilities(install), installOptions(install)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				var d *rendered.Draft
+				if d, drafted = draft(c, v, caps, ro, install.IncludeCRDs); d != nil {
+					opts.Draft(d)
+				}
+			}()
+			// Whatever the install does, the draft is written before the
+			// chart or the failure, and read by locate.
+			waitDraft = func() { <-done }
+			defer waitDraft()
+		}
 		rel, err := install.Run(ch, vals)
 		if err != nil {
 			return &RenderError{Chart: where, Err: err}
@@ -267,6 +282,7 @@ func render(ch *chart.Chart, vals map[string]interface{}, opts Options, where st
 			return err
 		}
 		if !opts.skipLocate {
+			waitDraft()
 			locate(out.Manifests, ch, vals, install, cfg, drafted)
 		}
 		return nil

@@ -104,17 +104,19 @@ type Manifest struct {
 
 // Draft is the documents of a chart's templates as the template engine
 // rendered them, before Helm sorts them, each with its template's name and
-// its line there, without the CRDs and without knowing which are hooks:
-// what rehost-helm can write a moment after it starts, while Helm's
-// sorting (which parses every document) still runs. Its documents are
-// those of the [Chart] that follows, but for a document that renders
-// differently each time (a random function) and the documents Helm leaves
-// out; a rewrite never depends on it ([Draft.Prepare]).
+// its line there, without knowing which are hooks, after the CRD files of
+// crds/ when the chart includes them: what rehost-helm can write a moment
+// after it starts, while Helm's sorting (which parses every document)
+// still runs. Its documents are those of the [Chart] that follows, but for
+// a document that renders differently each time (a random function) and
+// the documents Helm leaves out; a rewrite never depends on it
+// ([Draft.Prepare]).
 type Draft struct {
 	// Format is [Format].
 	Format int `json:"format"`
-	// Manifests are the documents, in the order of their templates'
-	// names, each template's in its order.
+	// Manifests are the CRD files, each whole from line 1, then the
+	// documents in the order of their templates' names, each template's
+	// in its order.
 	Manifests []Manifest `json:"draft"`
 }
 
