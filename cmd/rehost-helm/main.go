@@ -72,7 +72,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 				// rehost works on the draft while Helm sorts.
 				opts.Draft = func(d *rendered.Draft) {
 					draft = d
-					json.NewEncoder(stdout).Encode(d)
+					d.Write(stdout)
 				}
 			}
 			c, err := helm.Render(args[0], opts)

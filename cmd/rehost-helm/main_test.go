@@ -90,15 +90,14 @@ func TestDraftThenChart(t *testing.T) {
 		t.Fatalf("with a draft: exit %d: %s", code, errOut.String())
 	}
 	var want, got rendered.Chart
-	var d rendered.Draft
-	dec := json.NewDecoder(&out)
 	if err := json.Unmarshal(plain.Bytes(), &want); err != nil {
 		t.Fatal(err)
 	}
-	if err := dec.Decode(&d); err != nil || len(d.Manifests) != 5 {
+	d, n, err := rendered.ReadDraft(bytes.NewReader(out.Bytes()))
+	if err != nil || len(d.Manifests) != 5 {
 		t.Fatalf("draft: %v, %+v", err, d)
 	}
-	if err := dec.Decode(&got); err != nil {
+	if err := json.Unmarshal(out.Bytes()[n:], &got); err != nil {
 		t.Fatal(err)
 	}
 	left := 0
@@ -113,7 +112,7 @@ func TestDraftThenChart(t *testing.T) {
 	if left != 4 {
 		t.Errorf("%d contents left out, want 4 (3 Pods, the ConfigMap):\n%s", left, out.String())
 	}
-	if err := got.Undraft(&d); err != nil {
+	if err := got.Undraft(d); err != nil {
 		t.Fatal(err)
 	}
 	for i := range got.Manifests {

@@ -29,7 +29,8 @@ import (
 // changes whenever that form changes incompatibly, so that rehost refuses
 // the output of a rehost-helm from another release. Format 2 added the
 // Draft that rehost-helm writes before the Chart when asked; format 3
-// leaves out of that Chart the names and contents its Draft holds
+// writes the Draft in a form of its own ([Draft.Write]), leaves out of
+// the Chart after it the names and contents its Draft holds
 // ([Manifest.Drafted]), and leaves out an empty name or content of any
 // manifest.
 const Format = 3
@@ -111,13 +112,16 @@ type Manifest struct {
 // a document that renders differently each time (a random function) and
 // the documents Helm leaves out; a rewrite never depends on it
 // ([Draft.Prepare]).
+//
+// rehost-helm writes it in a form of its own ([Draft.Write], [ReadDraft]),
+// not as JSON.
 type Draft struct {
 	// Format is [Format].
-	Format int `json:"format"`
+	Format int
 	// Manifests are the CRD files, each whole from line 1, then the
 	// documents in the order of their templates' names, each template's
 	// in its order.
-	Manifests []Manifest `json:"draft"`
+	Manifests []Manifest
 }
 
 // Prepare has rw process the draft's documents in the background

@@ -179,17 +179,12 @@ type readDrafted struct {
 // passes it to draft and returns it with its length in r; nothing when r
 // does not start with one.
 func readDraft(r io.Reader, draft func(*rendered.Draft)) readDrafted {
-	dec := json.NewDecoder(r)
-	var d struct {
-		Format    int                  `json:"format"`
-		Manifests *[]rendered.Manifest `json:"draft"`
-	}
-	if err := dec.Decode(&d); err != nil || d.Format != rendered.Format || d.Manifests == nil {
+	d, n, err := rendered.ReadDraft(r)
+	if err != nil {
 		return readDrafted{}
 	}
-	rd := readDrafted{draft: &rendered.Draft{Format: d.Format, Manifests: *d.Manifests}, n: dec.InputOffset()}
-	draft(rd.draft)
-	return rd
+	draft(d)
+	return readDrafted{draft: d, n: n}
 }
 
 // Render runs the helper to render a chart (rendered.Chart). With draft

@@ -73,7 +73,8 @@ func TestFormatMismatch(t *testing.T) {
 // one that fails after its draft says why, with the facts it wrote.
 func TestRenderDraft(t *testing.T) {
 	const chart = `{"format":3,"name":"app","manifests":[{"name":"app/templates/a.yaml","content":"kind: Pod","line":3}]}`
-	const draft = `{"format":3,"draft":[{"name":"app/templates/a.yaml","content":"kind: Pod","line":3}]}`
+	// The draft's header, then its contents (rendered.Draft.Write).
+	const draft = `{"format":3,"draft":[{"name":"app/templates/a.yaml","line":3,"size":9}]}` + "\n" + "kind: Pod"
 	// After its draft, the chart leaves out the content the draft holds.
 	const drafted = `{"format":3,"name":"app","manifests":[{"name":"app/templates/a.yaml","line":3,"drafted":1}]}`
 	// The helper waits for the draft to be read (the file rehost's side
@@ -266,7 +267,8 @@ func TestTempDir(t *testing.T) {
 // more than the pipe holds).
 func TestRenderOneProcessor(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
-	const draft = `{"format":3,"draft":[{"name":"app/templates/a.yaml","content":"kind: Pod","line":3}]}`
+	// The draft's header, then its contents (rendered.Draft.Write).
+	const draft = `{"format":3,"draft":[{"name":"app/templates/a.yaml","line":3,"size":9}]}` + "\n" + "kind: Pod"
 	sync := filepath.Join(t.TempDir(), "read")
 	big := strings.Repeat("x", 3<<20)
 	c := script(t, `echo '`+draft+`'
