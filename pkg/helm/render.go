@@ -68,11 +68,13 @@ type Options struct {
 	SkipCRDs bool
 	// SkipTests leaves out the test hooks (helm.sh/hook: test).
 	SkipTests bool
-	// Draft, when set, is called with the documents of the chart's
-	// templates as soon as they are rendered, before Helm sorts them
-	// (which parses each one and takes most of the time of rendering):
-	// the caller can start working on them (rendered.Draft.Prepare).
-	// It is not called when the templates do not render.
+	// Draft, when set, is called with the CRD files and the documents of
+	// the chart's templates as soon as they are rendered, before Helm
+	// sorts them (which parses each one and takes most of the time of
+	// rendering): the caller can start working on them
+	// (rendered.Draft.Prepare). It is called on a goroutine of its own,
+	// while Render still runs, and Render returns after it does. It is
+	// not called when the templates do not render.
 	Draft func(*rendered.Draft)
 
 	// skipLocate leaves Manifest.Line unset (a second template pass):
@@ -245,12 +247,12 @@ func render(ch *chart.Chart, vals map[string]interface{}, opts Options, where st
 			// renders and sorts it, on another processor: it adds no
 			// time to a helper with one to spare. Its log is the
 			// install's, in the same words (a line once).
-			c, v, caps, ro := cloneChart(ch), valuetree.CopyMap(vals), installCapabilities(install), installOptions(install)
+			c, v, caps, ro, crds := cloneChart(ch), valuetree.CopyMap(vals), installCapabilities(install), installOptions(install), install.IncludeCRDs
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
 				var d *rendered.Draft
-				if d, drafted = draft(c, v, caps, ro, install.IncludeCRDs); d != nil {
+				if d, drafted = draft(c, v, caps, ro, crds); d != nil {
 					opts.Draft(d)
 				}
 			}()
