@@ -72,7 +72,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 				// rehost works on the draft while Helm sorts.
 				opts.Draft = func(d *rendered.Draft) {
 					draft = d
-					d.Write(stdout)
+					d.Write(stdout) // an error writes no chart after it either
 				}
 			}
 			c, err := helm.Render(args[0], opts)

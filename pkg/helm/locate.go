@@ -137,7 +137,9 @@ func installCapabilities(install *action.Install) *chartutil.Capabilities {
 	if install.KubeVersion != nil {
 		caps.KubeVersion = *install.KubeVersion
 	}
-	caps.APIVersions = append(caps.APIVersions, install.APIVersions...)
+	// Copy is shallow: appended to in place, the default versions would
+	// be install's too.
+	caps.APIVersions = append(caps.APIVersions[:len(caps.APIVersions):len(caps.APIVersions)], install.APIVersions...)
 	return caps
 }
 

@@ -10,7 +10,9 @@ import (
 	"reflect"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/rehost/rehost/pkg/manifest"
 	"github.com/rehost/rehost/pkg/rendered"
@@ -335,4 +337,31 @@ func TestDraftCRDs(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestDraftWaitedFor: a chart whose templates render but whose documents
+// Helm cannot sort fails after its draft: Render returns once the draft's
+// callback has returned, so that nothing is written after the failure. A
+// panic of the callback is Render's.
+func TestDraftWaitedFor(t *testing.T) {
+	dir := writeChart(t, map[string]string{
+		"Chart.yaml":         "apiVersion: v2\nname: app\nversion: 1.0.0\n",
+		"templates/bad.yaml": "kind: ConfigMap\ndata: [\n",
+	})
+	var returned atomic.Bool
+	_, err := Render(dir, Options{Draft: func(*rendered.Draft) {
+		time.Sleep(50 * time.Millisecond)
+		returned.Store(true)
+	}})
+	if err == nil || !returned.Load() {
+		t.Errorf("Render: %v, the draft's callback returned before: %t", err, returned.Load())
+	}
+
+	defer func() {
+		if r := recover(); r != "boom" {
+			t.Errorf("recovered %v, want the callback's panic", r)
+		}
+	}()
+	Render(chartPath("multidoc"), Options{Draft: func(*rendered.Draft) { panic("boom") }})
+	t.Error("Render returned after its callback panicked")
 }

@@ -73,8 +73,11 @@ type Options struct {
 	// sorts them (which parses each one and takes most of the time of
 	// rendering): the caller can start working on them
 	// (rendered.Draft.Prepare). It is called on a goroutine of its own,
-	// while Render still runs, and Render returns after it does. It is
-	// not called when the templates do not render.
+	// while Render still runs and captures Helm's log: it must not call
+	// this package's rendering functions (they would wait for it), what it
+	// writes with the standard logger becomes Helm's warnings, and a
+	// panic of it is Render's. Render returns after it does. It is not
+	// called when the templates do not render.
 	Draft func(*rendered.Draft)
 
 	// skipLocate leaves Manifest.Line unset (a second template pass):
@@ -249,8 +252,10 @@ func render(ch *chart.Chart, vals map[string]interface{}, opts Options, where st
 			// install's, in the same words (a line once).
 			c, v, caps, ro, crds := cloneChart(ch), valuetree.CopyMap(vals), installCapabilities(install), installOptions(install), install.IncludeCRDs
 			done := make(chan struct{})
+			var panicked interface{}
 			go func() {
 				defer close(done)
+				defer func() { panicked = recover() }()
 				var d *rendered.Draft
 				if d, drafted = draft(c, v, caps, ro, crds); d != nil {
 					opts.Draft(d)
@@ -258,7 +263,14 @@ func render(ch *chart.Chart, vals map[string]interface{}, opts Options, where st
 			}()
 			// Whatever the install does, the draft is written before the
 			// chart or the failure, and read by locate.
-			waitDraft = func() { <-done }
+			waitDraft = func() {
+				<-done
+				if panicked != nil {
+					p := panicked
+					panicked = nil
+					panic(p)
+				}
+			}
 			defer waitDraft()
 		}
 		rel, err := install.Run(ch, vals)

@@ -2,11 +2,12 @@ package rendered
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
+	"unicode/utf8"
 )
 
 // The form of a [Draft] that rehost-helm writes before its chart: a line
@@ -33,23 +34,50 @@ type draftEntry struct {
 	Size int    `json:"size"`
 }
 
-// Write writes d in the form ReadDraft reads.
+// Write writes d in the form ReadDraft reads. A content that is not
+// valid UTF-8 is written as the chart's JSON would hold it (each invalid
+// byte as U+FFFD): a document reads the same from the draft as from the
+// chart.
 func (d *Draft) Write(w io.Writer) error {
 	entries := make([]draftEntry, len(d.Manifests))
+	contents := make([]string, len(d.Manifests))
 	for i, m := range d.Manifests {
-		entries[i] = draftEntry{Name: m.Name, Line: m.Line, Size: len(m.Content)}
+		contents[i] = asJSONReads(m.Content)
+		entries[i] = draftEntry{Name: m.Name, Line: m.Line, Size: len(contents[i])}
 	}
 	bw := bufio.NewWriterSize(w, 1<<20)
 	if err := json.NewEncoder(bw).Encode(draftHeader{Format: d.Format, Draft: &entries}); err != nil {
 		return err
 	}
-	for _, m := range d.Manifests {
-		if _, err := bw.WriteString(m.Content); err != nil {
+	for _, c := range contents {
+		if _, err := bw.WriteString(c); err != nil {
 			return err
 		}
 	}
 	return bw.Flush()
 }
+
+// asJSONReads is s as encoding/json writes it and reads it back: each
+// byte that is not part of valid UTF-8 replaced by U+FFFD.
+func asJSONReads(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// maxDraftGrow is as much as ReadDraft allocates before it reads.
+const maxDraftGrow = 64 << 20
 
 // errNotDraft is output that does not start with a draft of this Format.
 var errNotDraft = errors.New("not a draft of this format")
@@ -79,8 +107,9 @@ func ReadDraft(r io.Reader) (*Draft, int64, error) {
 	if _, err := io.ReadFull(rest, nl[:]); err != nil || nl[0] != '\n' {
 		return nil, 0, errors.New("a draft's header does not end its line")
 	}
-	// Read as it comes, not allocated from the header's sizes.
-	var buf bytes.Buffer
+	// Read as it comes: the header's sizes allocate at most maxDraftGrow.
+	var buf strings.Builder
+	buf.Grow(int(min(total, maxDraftGrow)))
 	if n, err := io.CopyN(&buf, rest, total); err != nil {
 		return nil, 0, fmt.Errorf("a draft of %d bytes ends after %d", total, n)
 	}

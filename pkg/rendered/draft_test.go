@@ -2,6 +2,7 @@ package rendered
 
 import (
 	"bytes"
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -21,6 +22,18 @@ func TestDraftForm(t *testing.T) {
 	if err := d.Write(&b); err != nil {
 		t.Fatal(err)
 	}
+	// Contents that are not UTF-8 read as in the chart's JSON.
+	invalid := "a\xffb\xfe\xfd\xe2\x82c"
+	var asJSON string
+	if data, err := json.Marshal(invalid); err != nil || json.Unmarshal(data, &asJSON) != nil {
+		t.Fatal(err)
+	}
+	b.Reset()
+	d.Manifests = append(d.Manifests, Manifest{Name: "app/templates/c.yaml", Content: invalid, Line: 1})
+	if err := d.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	d.Manifests[len(d.Manifests)-1].Content = asJSON
 	const after = `{"format":3,"name":"app","manifests":[]}` + "\n"
 	b.WriteString(after)
 	got, n, err := ReadDraft(bytes.NewReader(b.Bytes()))
