@@ -25,14 +25,14 @@ import (
 	"github.com/rehost/rehost/pkg/rewrite"
 )
 
-// Format is the version of the JSON form of a [Chart] and of a [Draft]. It
-// changes whenever that form changes incompatibly, so that rehost refuses
-// the output of a rehost-helm from another release. Format 2 added the
-// Draft that rehost-helm writes before the Chart when asked; format 3
-// writes the Draft in a form of its own ([Draft.Write]), leaves out of
-// the Chart after it the names and contents its Draft holds
-// ([Manifest.Drafted]), and leaves out an empty name or content of any
-// manifest.
+// Format is the version of the form of a [Chart] (JSON) and of a [Draft]
+// that rehost-helm writes. It changes whenever that form changes
+// incompatibly, so that rehost refuses the output of a rehost-helm from
+// another release. Format 2 added the Draft that rehost-helm writes
+// before the Chart when asked; format 3 writes the Draft in a form of its
+// own ([Draft.Write]), leaves out of the Chart after it the names and
+// contents its Draft holds ([Manifest.Drafted]), and leaves out an empty
+// name or content of any manifest.
 const Format = 3
 
 // DraftEnv is the environment variable with which rehost asks
