@@ -32,9 +32,8 @@ func (b *proofBatch) next() { b.docs++ }
 
 func (b *proofBatch) lookup(k tokenPair) (tokenReading, bool) { return b.run.lookup(k) }
 
-// read records the pairs of reps for prove, which reads them (probe is
-// what verifyTokens would read now: the same tokens).
-func (b *proofBatch) read(_ []byte, reps []replacement, flow bool, want map[*yaml.Node]string) error {
+// read records the pairs of reps for prove, which reads them.
+func (b *proofBatch) read(reps []replacement, flow bool, want map[*yaml.Node]string) error {
 	for _, r := range reps {
 		b.items = append(b.items, batchItem{doc: b.docs - 1, pair: tokenPair{flow, r.old, r.new}, want: expectedReading(r, want)})
 	}
@@ -72,33 +71,28 @@ func (b *proofBatch) prove() []bool {
 // documents whose readings differ from that in ok. It returns false, marking
 // nothing, when a probe does not read as one scalar per token.
 func (b *proofBatch) readAll(items []batchItem, ok []bool) bool {
-	var block, flow []byte
 	var inBlock, inFlow []batchItem
 	for _, it := range items {
 		if it.pair.flow {
-			if len(inFlow) > 0 {
-				flow = append(flow, ", "...)
-			}
-			flow = append(append(append(flow, it.pair.old...), ", "...), it.pair.new...)
 			inFlow = append(inFlow, it)
-			continue
+		} else {
+			inBlock = append(inBlock, it)
 		}
-		block = append(append(append(append(append(block, "- "...), it.pair.old...), "\n- "...), it.pair.new...), '\n')
-		inBlock = append(inBlock, it)
 	}
 	readings := make([]tokenReading, 0, len(items))
-	for _, probe := range []struct {
-		text  []byte
-		items []batchItem
-	}{{block, inBlock}, {append(append([]byte("["), flow...), ']'), inFlow}} {
-		if len(probe.items) == 0 {
+	for _, group := range [][]batchItem{inBlock, inFlow} {
+		if len(group) == 0 {
 			continue
 		}
-		read, _ := probeItems(probe.text, len(probe.items))
+		pairs := make([]tokenPair, len(group))
+		for i, it := range group {
+			pairs[i] = it.pair
+		}
+		read, _ := probeItems(probe(pairs), len(group))
 		if read == nil {
 			return false
 		}
-		for i := range probe.items {
+		for i := range group {
 			rd, isScalar := readPair(read[2*i], read[2*i+1])
 			if !isScalar {
 				return false

@@ -58,15 +58,7 @@ func TestProofBatch(t *testing.T) {
 	docs := proofCases(t)
 	verdict := make([]bool, len(docs))
 	for i, d := range docs {
-		var probe []byte
-		for _, r := range d.reps {
-			if d.flow {
-				probe = append(probe, "["+r.old+", "+r.new+"]"...)
-			} else {
-				probe = append(probe, "- "+r.old+"\n- "+r.new+"\n"...)
-			}
-		}
-		verdict[i] = (&prover{}).read(probe, d.reps, d.flow, d.want) == nil
+		verdict[i] = (&prover{}).read(d.reps, d.flow, d.want) == nil
 	}
 	if fmt.Sprint(verdict) != "[true true true false false false false true true true]" {
 		t.Fatalf("the documents' own proofs: %v", verdict)
@@ -87,7 +79,7 @@ func TestProofBatch(t *testing.T) {
 					end := min(start+size, len(order))
 					for _, i := range order[start:end] {
 						b.next()
-						if err := b.read(nil, docs[i].reps, docs[i].flow, docs[i].want); err != nil {
+						if err := b.read(docs[i].reps, docs[i].flow, docs[i].want); err != nil {
 							t.Fatal(err)
 						}
 					}

@@ -88,7 +88,6 @@ func hasBreak(s string) bool {
 // both (see contextual) is read in a block. A pair of tokens read before
 // in the run (p) is not read again.
 func verifyTokens(reps []replacement, want map[*yaml.Node]string, ctx *scalarContext, p tokenProver) error {
-	var block, flow []byte
 	var inBlock, inFlow []replacement
 	for _, r := range reps {
 		isFlow := (contextual(r.old) || contextual(r.new)) && ctx.inFlow(r.node)
@@ -99,25 +98,45 @@ func verifyTokens(reps []replacement, want map[*yaml.Node]string, ctx *scalarCon
 			continue
 		}
 		if isFlow {
-			if len(inFlow) > 0 {
-				flow = append(flow, ", "...)
-			}
-			flow = append(append(append(flow, r.old...), ", "...), r.new...)
 			inFlow = append(inFlow, r)
-			continue
+		} else {
+			inBlock = append(inBlock, r)
 		}
-		block = append(append(append(append(append(block, "- "...), r.old...), "\n- "...), r.new...), '\n')
-		inBlock = append(inBlock, r)
 	}
 	if len(inBlock) > 0 {
-		if err := p.read(block, inBlock, false, want); err != nil {
+		if err := p.read(inBlock, false, want); err != nil {
 			return err
 		}
 	}
 	if len(inFlow) > 0 {
-		return p.read(append(append([]byte("["), flow...), ']'), inFlow, true, want)
+		return p.read(inFlow, true, want)
 	}
 	return nil
+}
+
+// probe is the text that reads pairs of tokens of one context, each old
+// token and its new one in turn: in a block, a sequence of "- TOKEN"
+// lines; in a flow collection, "[OLD, NEW, ...]".
+func probe(pairs []tokenPair) []byte {
+	flow := len(pairs) > 0 && pairs[0].flow
+	var b []byte
+	if flow {
+		b = append(b, '[')
+	}
+	for i, p := range pairs {
+		if flow {
+			if i > 0 {
+				b = append(b, ", "...)
+			}
+			b = append(append(append(b, p.old...), ", "...), p.new...)
+			continue
+		}
+		b = append(append(append(append(append(b, "- "...), p.old...), "\n- "...), p.new...), '\n')
+	}
+	if flow {
+		b = append(b, ']')
+	}
+	return b
 }
 
 // contextual reports whether a one-line token may read differently in a
@@ -136,9 +155,9 @@ func contextual(tok string) bool {
 type tokenProver interface {
 	// lookup returns how a pair of tokens read before reads.
 	lookup(tokenPair) (tokenReading, bool)
-	// read reads probe, the old and new tokens of reps in turn, and
-	// checks them (see (*prover).read).
-	read(probe []byte, reps []replacement, flow bool, want map[*yaml.Node]string) error
+	// read reads the old and new tokens of reps, in a flow collection
+	// when flow is set, and checks them (see (*prover).read).
+	read(reps []replacement, flow bool, want map[*yaml.Node]string) error
 }
 
 // prover remembers, for a run, how pairs of tokens were read, so that a
@@ -220,8 +239,12 @@ func (rd tokenReading) checkAgainst(exp tokenReading, line int) error {
 // read reads probe, a sequence of the old and new tokens of reps in turn
 // (in a flow collection when flow is set), remembers how each pair reads
 // and checks it.
-func (p *prover) read(probe []byte, reps []replacement, flow bool, want map[*yaml.Node]string) error {
-	items, err := probeItems(probe, len(reps))
+func (p *prover) read(reps []replacement, flow bool, want map[*yaml.Node]string) error {
+	pairs := make([]tokenPair, len(reps))
+	for i, r := range reps {
+		pairs[i] = tokenPair{flow, r.old, r.new}
+	}
+	items, err := probeItems(probe(pairs), len(reps))
 	if err != nil {
 		return &unsafeEditError{Line: reps[0].node.Line, Reason: fmt.Sprintf("the values written would not parse (%s)", strings.TrimPrefix(err.Error(), "yaml: "))}
 	}
@@ -233,7 +256,7 @@ func (p *prover) read(probe []byte, reps []replacement, flow bool, want map[*yam
 		if !ok {
 			return &unsafeEditError{Line: r.node.Line, Reason: "the values written would not read as one value each"}
 		}
-		p.store(tokenPair{flow, r.old, r.new}, rd)
+		p.store(pairs[i], rd)
 		if err := rd.check(r, want); err != nil {
 			return err
 		}

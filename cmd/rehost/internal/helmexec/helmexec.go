@@ -98,10 +98,12 @@ func (c *Client) run(args []string, stdin io.Reader, tmp string, draft func(*ren
 		go func() {
 			defer pr.Close()
 			r := io.TeeReader(pr, &stdout)
-			rd := readDraft(r, func(d *rendered.Draft) {
+			var rd readDrafted
+			if d, n, err := rendered.ReadDraft(r); err == nil {
 				procs.start()
 				draft(d)
-			})
+				rd = readDrafted{draft: d, n: n}
+			}
 			io.Copy(io.Discard, r)
 			read <- rd
 		}()
@@ -169,22 +171,11 @@ func (p *oneProcessor) end() {
 	}
 }
 
-// readDrafted is what readDraft read: the draft, and its length.
+// readDrafted is the draft the helper's output starts with, and its
+// length there (none: nil and 0).
 type readDrafted struct {
 	draft *rendered.Draft
 	n     int64
-}
-
-// readDraft reads a rendered.Draft of this format from the start of r,
-// passes it to draft and returns it with its length in r; nothing when r
-// does not start with one.
-func readDraft(r io.Reader, draft func(*rendered.Draft)) readDrafted {
-	d, n, err := rendered.ReadDraft(r)
-	if err != nil {
-		return readDrafted{}
-	}
-	draft(d)
-	return readDrafted{draft: d, n: n}
 }
 
 // Render runs the helper to render a chart (rendered.Chart). With draft
